@@ -1,0 +1,10 @@
+/** Headers that carry the caller's identity between the gateway and the services. */
+export const InternalHeaders = {
+  identity: "x-meter-identity",
+  timestamp: "x-meter-timestamp",
+  signature: "x-meter-signature",
+} as const;
+
+export const RequestIdHeader = "x-request-id";
+export const IdempotencyKeyHeader = "idempotency-key";
+export const IdempotentReplayedHeader = "idempotent-replayed";

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { Microrub } from "./money";
+
+/**
+ * The message catalog: every routing key on the bus and the payload it carries. Publishers and
+ * consumers both go through it, so a payload is validated at each boundary. Every payload has
+ * `version: "v1"` so a later shape can live beside it.
+ */
+const V1 = z.literal("v1");
+
+export const MessageCatalog = {
+  /** A command: settle a hold for the given amount. Idempotent; handed off durably through an outbox. */
+  "billing.hold.settle": z.object({
+    version: V1,
+    hold_id: z.uuid(),
+    amount_microrub: Microrub,
+  }),
+  /** A command: release a hold, charging nothing. Idempotent. */
+  "billing.hold.release": z.object({
+    version: V1,
+    hold_id: z.uuid(),
+    reason: z.string().min(1).max(200),
+  }),
+  /** An event: a hold reached a final state (settled, released, expired). */
+  "billing.hold.resolved": z.object({
+    version: V1,
+    hold_id: z.uuid(),
+    status: z.enum(["settled", "released", "expired"]),
+    amount_microrub: Microrub,
+    settled_microrub: Microrub.nullable(),
+    source: z.string().nullable(),
+  }),
+  /** An event: a key was revoked; gateways drop it from their caches at once. */
+  "billing.key.revoked": z.object({ version: V1, key_id: z.uuid() }),
+  /** An event: a catalog entry changed; services refresh their copy. */
+  "billing.catalog.changed": z.object({ version: V1, model_id: z.string() }),
+  /** A command to the files worker: verify an uploaded file. */
+  "files.upload.completed": z.object({ version: V1, file_id: z.uuid() }),
+} as const;
+
+export type MessageCatalog = typeof MessageCatalog;
+export type RoutingKey = keyof MessageCatalog;
+export type MessagePayload<K extends RoutingKey> = z.infer<MessageCatalog[K]>;
