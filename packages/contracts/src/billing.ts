@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Microrub, PositiveMicrorub } from "./money";
+import { Microrub } from "./money";
 import { Operation } from "./scopes";
 import { KeyIdentity } from "./identity";
 
@@ -23,7 +23,7 @@ export type HoldSource = z.infer<typeof HoldSource>;
 export const PlaceHoldRequest = z.strictObject({
   hold_id: z.uuid(),
   key_id: z.uuid(),
-  amount_microrub: PositiveMicrorub,
+  amount_microrub: Microrub,
   operation: Operation,
   model: z.string().min(1),
   source: HoldSource,

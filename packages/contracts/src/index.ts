@@ -6,3 +6,4 @@ export * from "./headers";
 export * from "./catalog";
 export * from "./billing";
 export * from "./messages";
+export * from "./admin";

@@ -21,15 +21,6 @@ export const MessageCatalog = {
     hold_id: z.uuid(),
     reason: z.string().min(1).max(200),
   }),
-  /** An event: a hold reached a final state (settled, released, expired). */
-  "billing.hold.resolved": z.object({
-    version: V1,
-    hold_id: z.uuid(),
-    status: z.enum(["settled", "released", "expired"]),
-    amount_microrub: Microrub,
-    settled_microrub: Microrub.nullable(),
-    source: z.string().nullable(),
-  }),
   /** An event: a key was revoked; gateways drop it from their caches at once. */
   "billing.key.revoked": z.object({ version: V1, key_id: z.uuid() }),
   /** An event: a catalog entry changed; services refresh their copy. */

@@ -1,0 +1,151 @@
+import type { Express, RequestHandler } from "express";
+import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders } from "@meter/contracts";
+import {
+  AppError,
+  createServiceApp,
+  signIdentity,
+  type Logger,
+  type Metrics,
+  type ReadinessCheck,
+} from "@meter/service-kit";
+import { ROUTES, type RouteSpec, type ServiceName } from "./routes";
+import { isAdminToken, presentedKey } from "./auth/credentials";
+import type { KeyVerifier } from "./auth/key-verifier";
+import type { RateLimiter } from "./auth/rate-limiter";
+import { jsonBodyGuard } from "./http/body";
+import { serviceProxy } from "./proxy/service-proxy";
+
+export interface GatewayDeps {
+  logger: Logger;
+  metrics: Metrics;
+  internalSecret: string;
+  adminToken: string;
+  keys: KeyVerifier;
+  rateLimiter: RateLimiter;
+  /** Base URL of each service that exists; a route to one that does not answers 503. */
+  services: Partial<Record<ServiceName, string>>;
+  limits: { text: number; json: number; mcp: number };
+  readiness: ReadinessCheck[];
+}
+
+/** Headers a client must never be able to set on the way in. */
+const INTERNAL_HEADER_NAMES = Object.values(InternalHeaders);
+
+export function createApp(deps: GatewayDeps): Express {
+  const proxies = new Map<ServiceName, RequestHandler>();
+  for (const [name, url] of Object.entries(deps.services) as [ServiceName, string][]) {
+    proxies.set(name, serviceProxy(name, url, deps.logger));
+  }
+
+  const bodyFor = (spec: RouteSpec): RequestHandler[] => {
+    switch (spec.body) {
+      case "text-json":
+        return jsonBodyGuard(deps.limits.text);
+      case "mcp-json":
+        return jsonBodyGuard(deps.limits.mcp);
+      case "json":
+        return jsonBodyGuard(deps.limits.json);
+      default:
+        return [];
+    }
+  };
+
+  return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: deps.readiness, trustIncomingRequestId: false }, (app) => {
+    // The MCP endpoint is POST only; GET (SSE streams) and DELETE (sessions) are not offered (spec).
+    app.all("/mcp", (req, res, next) => {
+      if (req.method === "POST") return next();
+      res.setHeader("allow", "POST");
+      next(new AppError("method_not_allowed", `${req.method} is not allowed on /mcp`));
+    });
+
+    for (const spec of ROUTES) {
+      const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
+      app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), checkQuoteScope(spec), forward(spec, deps, proxies));
+    }
+
+    // A known path with another method is 405; anything else falls through to the 404 handler.
+    app.use((req, res, next) => {
+      const allowed = ROUTES.filter((r) => matches(r.path, req.path)).map((r) => r.method);
+      if (allowed.length === 0) return next();
+      res.setHeader("allow", [...new Set(allowed)].join(", "));
+      next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}`));
+    });
+  });
+}
+
+function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
+  return async (req, res, next) => {
+    const auth = spec.auth;
+    let identity: Identity;
+    if (auth.kind === "admin") {
+      if (!isAdminToken(req.headers, deps.adminToken)) {
+        throw new AppError(presentedKey(req.headers, false) ? "invalid_api_key" : "authentication_required", "the admin token is missing or wrong");
+      }
+      identity = { kind: "admin" };
+    } else if (auth.kind === "link") {
+      identity = { kind: "anonymous" };
+    } else {
+      const key = presentedKey(req.headers, auth.xApiKey ?? false);
+      if (!key) {
+        const how = auth.xApiKey ? "Authorization: Bearer <key> or x-api-key" : "Authorization: Bearer <key>";
+        throw new AppError("authentication_required", `an API key is required (${how})`);
+      }
+      const keyIdentity = await deps.keys.verify(key);
+      if (auth.anyOf.length > 0 && !auth.anyOf.some((s) => keyIdentity.scopes.includes(s))) {
+        throw new AppError("insufficient_scope", `this API key needs the ${auth.anyOf.map((s) => `"${s}"`).join(" or ")} scope`);
+      }
+      if (deps.rateLimiter.enabled) {
+        const wait = deps.rateLimiter.take(keyIdentity.key_id);
+        if (wait > 0) throw new AppError("rate_limited", "too many requests for this API key", { headers: { "retry-after": String(wait) } });
+      }
+      identity = keyIdentity;
+    }
+    res.locals.identity = identity;
+    res.locals.paid = spec.paid ?? false;
+    next();
+  };
+}
+
+/** `/v1/quotes` needs the right of the operation being quoted, which only the body tells. */
+function checkQuoteScope(spec: RouteSpec): RequestHandler {
+  return (_req, res, next) => {
+    if (spec.path !== "/v1/quotes") return next();
+    const op = Operation.safeParse((res.locals.json as { operation?: unknown } | undefined)?.operation);
+    const identity = res.locals.identity as KeyIdentity;
+    if (op.success) {
+      const scope = SCOPE_OF_OPERATION[op.data];
+      if (!identity.scopes.includes(scope)) {
+        return next(new AppError("insufficient_scope", `quoting ${op.data} needs the "${scope}" scope`));
+      }
+    }
+    next();
+  };
+}
+
+function forward(spec: RouteSpec, deps: GatewayDeps, proxies: Map<ServiceName, RequestHandler>): RequestHandler {
+  return (req, res, next) => {
+    const proxy = proxies.get(spec.service);
+    if (!proxy) return next(new AppError("service_unavailable", `the ${spec.service} service is not available; nothing was reserved`));
+    for (const h of INTERNAL_HEADER_NAMES) delete req.headers[h];
+    // Keys stay at the edge, except for MCP, which calls the public API back with the caller's own key.
+    if (spec.service !== "mcp") {
+      delete req.headers.authorization;
+      delete req.headers["x-api-key"];
+    }
+    Object.assign(req.headers, signIdentity(deps.internalSecret, res.locals.identity as Identity, req.method, req.originalUrl));
+    req.headers["x-request-id"] = req.requestId;
+    return proxy(req, res, next);
+  };
+}
+
+function matches(pattern: string, path: string): boolean {
+  const re = new RegExp(
+    "^" +
+      pattern
+        .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/\/\*[a-z]+$/i, "/.+")
+        .replace(/:[a-z]+/gi, "[^/]+") +
+      "/?$",
+  );
+  return re.test(path);
+}

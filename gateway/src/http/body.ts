@@ -1,0 +1,42 @@
+import express, { type RequestHandler } from "express";
+import { AppError } from "@meter/service-kit";
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** The parsed body, for the few checks the gateway makes on it (e.g. the quoted operation). */
+      json?: unknown;
+    }
+  }
+}
+
+/**
+ * Buffers a JSON body up to `limit` bytes and checks that it is JSON, so malformed or oversized bodies
+ * are refused here (400 `invalid_json`, 413 `payload_too_large`, 415 for another type) and never reach
+ * a service. The original bytes are kept for forwarding.
+ */
+export function jsonBodyGuard(limit: number): RequestHandler[] {
+  const readRaw = express.raw({ type: () => true, limit });
+  const check: RequestHandler = (req, res, next) => {
+    const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
+    if (!raw || raw.length === 0) return next();
+    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== "application/json" && !type.endsWith("+json")) {
+      return next(new AppError("unsupported_media_type", "the request body must be JSON (Content-Type: application/json)"));
+    }
+    try {
+      res.locals.json = JSON.parse(raw.toString("utf8"));
+    } catch (e) {
+      return next(new AppError("invalid_json", `the request body is not valid JSON: ${(e as Error).message}`));
+    }
+    res.locals.rawBody = raw;
+    next();
+  };
+  const rejectEarly: RequestHandler = (req, _res, next) => {
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (declared > limit) return next(new AppError("payload_too_large", `the request body exceeds ${limit} bytes`));
+    next();
+  };
+  return [rejectEarly, readRaw, check];
+}

@@ -1,0 +1,319 @@
+/**
+ * A local ClamAV daemon for `npm start` and the tests.
+ *
+ * There is no internet here, so no official signatures and no freshclam: clamd loads only the
+ * project-owned database in infra/clamav (it refuses to start with an empty one). That database
+ * detects the EICAR test string, which is all local runs and tests need; it is not protection.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { accessSync, constants as fsConstants } from "node:fs";
+import { copyFile, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { OutputTail, detachFromEventLoop, exited, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
+import { assertPort } from "./port";
+import { clamavSignaturesDir, localStateDir } from "./repo-paths";
+
+export interface EnsureClamdOptions {
+  port?: number;
+  host?: string;
+  /**
+   * Holds `<port>/clamd.conf`, `<port>/db/` (a copy of the signatures) and `<port>/tmp/`: one
+   * subfolder per port, so clamds started side by side never rewrite each other's files.
+   * Default `<repo>/.local/clamd/`.
+   */
+  dataDir?: string;
+  /** Folder of signature files to load. Default `<repo>/infra/clamav/`. */
+  signaturesDir?: string;
+  /** Install Debian's clamav-daemon with apt-get when clamd is missing. Default true. */
+  install?: boolean;
+  /** How long clamd may take to answer PING after it is spawned. Default 60 s. */
+  startTimeoutMs?: number;
+  /** Progress lines: our own, apt-get's and clamd's output. Default: dropped. */
+  log?: (line: string) => void;
+}
+
+export interface ClamdHandle {
+  host: string;
+  port: number;
+  /** False when a clamd already answered on host:port: stop() then leaves it alone. */
+  startedByUs: boolean;
+  stop(): Promise<void>;
+}
+
+export type LocalClamdErrorCode = "CLAMD_NOT_INSTALLED" | "CLAMD_INSTALL_FAILED" | "CLAMD_START_FAILED";
+
+export class LocalClamdError extends Error {
+  constructor(
+    readonly code: LocalClamdErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "LocalClamdError";
+  }
+}
+
+const DEFAULT_PORT = 3310;
+const DEFAULT_HOST = "127.0.0.1";
+const INSTALL_LOCK = "/tmp/meter-clamav-install.lock";
+/** clamd's database extensions; anything else in infra/clamav (README.md) is not copied. */
+const SIGNATURE_FILE = /\.(hdb|hsb|hdu|hsu|mdb|msb|mdu|msu|ndb|ndu|ldb|ldu|cdb|ftm|fp|sfp|ign|ign2|pdb|gdb|wdb|yar|yara|cbc)$/;
+
+/** Sends one clamd command (z-form: NUL-terminated) and returns the reply without its NUL. */
+export function clamdCommand(host: string, port: number, command: string, timeoutMs = 2_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection({ host, port });
+    let reply = "";
+    const fail = (error: Error) => {
+      socket.destroy();
+      reject(error);
+    };
+    socket.setTimeout(timeoutMs, () => fail(new Error(`clamd at ${host}:${port} did not answer ${command} within ${timeoutMs} ms`)));
+    socket.setEncoding("utf8");
+    socket.on("connect", () => socket.write(`z${command}\0`));
+    socket.on("data", (chunk: string) => {
+      reply += chunk;
+      const end = reply.indexOf("\0");
+      if (end >= 0) {
+        socket.destroy();
+        resolve(reply.slice(0, end));
+      }
+    });
+    socket.on("end", () => resolve(reply.replace(/\0$/, "")));
+    socket.on("error", fail);
+  });
+}
+
+/** True only when a clamd answers PING with PONG on host:port. */
+export async function pingClamd(host = DEFAULT_HOST, port = DEFAULT_PORT, timeoutMs = 1_000): Promise<boolean> {
+  try {
+    return (await clamdCommand(host, port, "PING", timeoutMs)) === "PONG";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Asks whatever clamd listens on host:port to shut down, ours or not (e.g. one left behind by a
+ * killed `npm start`), and waits until it no longer answers. Returns false when none answered.
+ * To stop a clamd you started, prefer its handle's stop().
+ */
+export async function stopClamd(host = DEFAULT_HOST, port = DEFAULT_PORT, timeoutMs = 10_000): Promise<boolean> {
+  if (!(await pingClamd(host, port))) return false;
+  await clamdCommand(host, port, "SHUTDOWN").catch(() => "");
+  const deadline = Date.now() + timeoutMs;
+  while (await pingClamd(host, port)) {
+    if (Date.now() > deadline) throw new Error(`clamd at ${host}:${port} still answers ${timeoutMs} ms after SHUTDOWN`);
+    await sleep(100);
+  }
+  return true;
+}
+
+/** clamd is in /usr/sbin, which a non-root PATH often lacks. */
+export function findClamd(): string | undefined {
+  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const candidate = path.join(dir, "clamd");
+    try {
+      accessSync(candidate, fsConstants.X_OK);
+      return candidate;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}
+
+function run(command: string, args: string[], log: (line: string) => void): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", NEEDRESTART_MODE: "a" },
+    });
+    const tail = new OutputTail(log);
+    tail.attach(child.stdout);
+    tail.attach(child.stderr);
+    child.on("error", reject);
+    child.on("exit", (code) => resolve({ code, output: tail.toString() }));
+  });
+}
+
+function onPath(binary: string): boolean {
+  return (process.env.PATH ?? "").split(path.delimiter).some((dir) => {
+    try {
+      accessSync(path.join(dir, binary), fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Installs Debian's clamav-daemon (which brings clamav-freshclam; neither is started by apt).
+ * Root runs apt-get directly, anyone else through passwordless sudo. `flock` serializes concurrent
+ * installs (npm start and a test run on one machine), and the script re-checks for clamd once it
+ * holds the lock, so the second caller does not install again.
+ */
+export async function installClamd(log: (line: string) => void = () => {}): Promise<void> {
+  const isRoot = process.getuid?.() === 0;
+  if (!isRoot && !onPath("sudo")) {
+    throw new LocalClamdError(
+      "CLAMD_NOT_INSTALLED",
+      "clamd is not installed and this user is not root (and has no sudo): run `apt-get install clamav-daemon` as root",
+    );
+  }
+  const apt = isRoot ? "apt-get" : "sudo -n apt-get";
+  const aptInstall =
+    `${apt} install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 ` +
+    "-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold clamav-daemon";
+  const script =
+    "if [ -x /usr/sbin/clamd ] || command -v clamd >/dev/null 2>&1; then echo 'clamd was installed by a concurrent run'; " +
+    // A failed update (one unreachable source) should not block an install the old lists allow.
+    `else ${apt} update -q || echo 'apt-get update failed: installing from the package lists we have'; ${aptInstall}; fi`;
+  const [command, args] = onPath("flock") ? ["flock", ["-w", "900", INSTALL_LOCK, "sh", "-c", script]] : ["sh", ["-c", script]];
+  log("clamd not found: installing Debian's clamav-daemon with apt-get");
+  const started = Date.now();
+  const { code, output } = await run(command, args, log);
+  if (code !== 0) {
+    throw new LocalClamdError("CLAMD_INSTALL_FAILED", `installing clamav-daemon failed (exit ${code}):\n${output}`);
+  }
+  log(`clamd available after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function copySignatures(from: string, to: string): Promise<string[]> {
+  const names = (await readdir(from)).filter((name) => SIGNATURE_FILE.test(name));
+  if (names.length === 0) {
+    throw new LocalClamdError("CLAMD_START_FAILED", `no signature files in ${from}: clamd refuses to start with an empty database`);
+  }
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  await Promise.all(names.map((name) => copyFile(path.join(from, name), path.join(to, name))));
+  return names;
+}
+
+/**
+ * Only what clamd needs. Paths are our own, so Debian's /etc/clamav/clamd.conf (User clamav,
+ * LocalSocket in /run/clamav) plays no part and no clamav user or /run/clamav folder is needed:
+ * clamd runs as whoever starts it.
+ */
+function clamdConfig(opts: { host: string; port: number; databaseDir: string; tempDir: string }): string {
+  return [
+    "# Written by @meter/local-infra on every start: edits here are overwritten.",
+    `DatabaseDirectory ${opts.databaseDir}`,
+    `TCPSocket ${opts.port}`,
+    `TCPAddr ${opts.host}`,
+    "Foreground yes",
+    `TemporaryDirectory ${opts.tempDir}`,
+    // Without this a file over clamd's size limits (MaxFileSize, MaxScanSize) is reported clean.
+    "AlertExceedsMax yes",
+    "LogTime yes",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Returns a clamd answering on host:port: one that already answers PING, or one we start
+ * (installing clamav-daemon first when clamd is missing). Only a clamd we started is stopped by
+ * stop(); it does not keep this process's event loop alive, and is killed if this process exits
+ * without calling stop().
+ */
+export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<ClamdHandle> {
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  const log = options.log ?? (() => {});
+  assertPort(port, "ensureClamd");
+  if (await pingClamd(host, port)) {
+    log(`reusing the clamd already answering on ${host}:${port}`);
+    return { host, port, startedByUs: false, stop: async () => {} };
+  }
+
+  let binary = findClamd();
+  if (!binary) {
+    if (options.install === false) throw new LocalClamdError("CLAMD_NOT_INSTALLED", "clamd is not installed (install: false)");
+    await installClamd(log);
+    binary = findClamd();
+    if (!binary) throw new LocalClamdError("CLAMD_INSTALL_FAILED", "apt-get reported success but no clamd binary was found");
+  }
+
+  await assertPortFree(host, port);
+  const dataDir = path.join(path.resolve(options.dataDir ?? localStateDir("clamd")), String(port));
+  const databaseDir = path.join(dataDir, "db");
+  const tempDir = path.join(dataDir, "tmp");
+  await mkdir(tempDir, { recursive: true });
+  const signatures = await copySignatures(options.signaturesDir ?? clamavSignaturesDir(), databaseDir);
+  const configFile = path.join(dataDir, "clamd.conf");
+  await writeFile(configFile, clamdConfig({ host, port, databaseDir, tempDir }));
+
+  const started = Date.now();
+  const child = spawn(binary, [`--config-file=${configFile}`], { stdio: ["ignore", "pipe", "pipe"] });
+  const output = new OutputTail(log);
+  output.attach(child.stdout);
+  output.attach(child.stderr);
+  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  killOnParentExit(child);
+
+  const answering = await waitUntilAnswering(child, host, port, options.startTimeoutMs ?? 60_000, output, spawnError);
+  if (answering === "another") {
+    log(`another clamd took ${host}:${port} while ours started: reusing it`);
+    return { host, port, startedByUs: false, stop: async () => {} };
+  }
+  log(`clamd answering on ${host}:${port} after ${Date.now() - started} ms (pid ${child.pid}, signatures: ${signatures.join(", ")})`);
+  detachFromEventLoop(child);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    host,
+    port,
+    startedByUs: true,
+    stop: () => (stopping ??= terminate(child)),
+  };
+}
+
+/** Something that is not a (ready) clamd holds the port: say so instead of spawning into a bind error. */
+async function assertPortFree(host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new LocalClamdError("CLAMD_START_FAILED", `${host}:${port} is in use by something that does not answer clamd's PING`)
+          : error,
+      ),
+    );
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
+async function waitUntilAnswering(
+  child: ChildProcess,
+  host: string,
+  port: number,
+  timeoutMs: number,
+  output: OutputTail,
+  spawnError: Promise<Error>,
+): Promise<"ours" | "another"> {
+  let failure: Error | undefined;
+  void spawnError.then((error) => (failure = error));
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (failure) throw new LocalClamdError("CLAMD_START_FAILED", `could not spawn clamd: ${failure.message}`);
+    // The port was free before the spawn, so a PONG while our child lives comes from our child.
+    if (!hasExited(child) && (await pingClamd(host, port, 500))) return "ours";
+    if (hasExited(child)) {
+      await exited(child);
+      // Lost a race for the port to a concurrent start: that one serves as well as ours would.
+      if (await pingClamd(host, port)) return "another";
+      throw new LocalClamdError(
+        "CLAMD_START_FAILED",
+        `clamd exited (code ${child.exitCode}, signal ${child.signalCode}) before answering on ${host}:${port}:\n${output}`,
+      );
+    }
+    if (Date.now() > deadline) {
+      await terminate(child);
+      throw new LocalClamdError("CLAMD_START_FAILED", `clamd did not answer PING on ${host}:${port} within ${timeoutMs} ms:\n${output}`);
+    }
+    await sleep(100);
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Local infrastructure for `npm start` and the tests: a clamd with the project's signatures
+ * (infra/clamav) and an S3-compatible object store. Both reuse a server already answering on
+ * their port and only ever stop what they started themselves.
+ */
+export {
+  ensureClamd,
+  pingClamd,
+  stopClamd,
+  installClamd,
+  findClamd,
+  clamdCommand,
+  LocalClamdError,
+  type ClamdHandle,
+  type EnsureClamdOptions,
+  type LocalClamdErrorCode,
+} from "./clamd";
+export {
+  startObjectStore,
+  probeObjectStore,
+  LocalObjectStoreError,
+  type ObjectStoreHandle,
+  type StartObjectStoreOptions,
+} from "./object-store";
+export { runInForeground } from "./foreground";
+export { repoRoot, localStateDir, clamavSignaturesDir } from "./repo-paths";

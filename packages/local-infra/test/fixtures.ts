@@ -1,0 +1,67 @@
+import { createHash } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+
+/** A port nobody listens on right now, so tests never collide with a running `npm start`. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(path.join(os.tmpdir(), `meter-${prefix}-`));
+}
+
+/**
+ * The EICAR anti-virus test file (68 bytes), decoded at run time so that no file in the
+ * repository carries the test string itself and trips scanners on developers' machines.
+ */
+export const EICAR = Buffer.from(
+  "58354f2150254041505b345c505a58353428505e2937434329377d2445494341522d5354414e444152442d414e544956495255532d544553542d46494c452124482b482a",
+  "hex",
+);
+/** The published MD5 of the EICAR file: proves the bytes above are the real test string. */
+export const EICAR_MD5 = "44d88612fea8a8f36de82e1278abb02f";
+
+export function md5(data: Buffer): string {
+  return createHash("md5").update(data).digest("hex");
+}
+
+function chunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A valid width x height 8-bit RGB PNG in a gradient. */
+export function png(width = 16, height = 16): Buffer {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows: Buffer[] = [];
+  for (let y = 0; y < height; y++) {
+    const row = Buffer.alloc(1 + width * 3);
+    for (let x = 0; x < width; x++) row.set([(x * 255) / width, (y * 255) / height, 128], 1 + x * 3);
+    rows.push(row);
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", zlib.deflateSync(Buffer.concat(rows))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}

@@ -1,0 +1,25 @@
+/** The broker could not be reached, or did not confirm, within the publish timeout; or the bus is closed. */
+export class BusUnavailableError extends Error {
+  override readonly name = "BusUnavailableError";
+}
+
+/** The broker refused a message (basic.nack): it was not stored and may be published again. */
+export class PublishNackedError extends Error {
+  override readonly name = "PublishNackedError";
+}
+
+/** A payload does not match the catalog's schema for its routing key, or the key is not in the catalog. */
+export class InvalidMessageError extends Error {
+  override readonly name = "InvalidMessageError";
+  constructor(
+    readonly routingKey: string,
+    message: string,
+  ) {
+    super(`invalid message for "${routingKey}": ${message}`);
+  }
+}
+
+/** Thrown by a handler when trying again cannot help: the message goes straight to the dead-letter queue. */
+export class NonRetryableError extends Error {
+  override readonly name = "NonRetryableError";
+}

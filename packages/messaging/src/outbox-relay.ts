@@ -1,0 +1,220 @@
+import type { MessagePayload, RoutingKey } from "@meter/contracts";
+import type { Bus } from "./bus";
+import { isRoutingKey } from "./catalog";
+import { errorMessage } from "./consumer";
+import { InvalidMessageError } from "./errors";
+import { silentLogger, type BusLogger } from "./logger";
+import type { OutboxDb, SqlExecutor } from "./outbox-sql";
+
+export interface OutboxRelayOptions {
+  db: OutboxDb;
+  bus: Pick<Bus, "publish">;
+  logger?: BusLogger;
+  /** Rows claimed per transaction. Default 100. */
+  batchSize?: number;
+  /** How long the relay sleeps when the outbox is drained; kick() cuts it short. Default 200 ms. */
+  idleMs?: number;
+  /** How long one batch waits for the broker; the claimed rows stay locked meanwhile. Default 5 s. */
+  publishTimeoutMs?: number;
+  /** Delay before a row whose publish failed is tried again: n-th failure waits backoffMs[n-1], the last entry repeats. */
+  retryBackoffMs?: readonly number[];
+  /** Published rows older than this are deleted. Default 7 days. */
+  retentionMs?: number;
+  /** How often the relay deletes expired rows. Default 1 hour. */
+  cleanupIntervalMs?: number;
+}
+
+export interface OutboxRelay {
+  /** Wakes the relay now; call it after committing a transaction that wrote outbox rows. */
+  kick(): void;
+  /** Stops the loop after the batch under way is published and marked. */
+  stop(): Promise<void>;
+}
+
+interface ClaimedRow {
+  message_id: string;
+  routing_key: string;
+  payload: unknown;
+  attempts: number;
+}
+
+interface FailedRow {
+  message_id: string;
+  error: string;
+  /** null parks the row (available_at = infinity): it can never be published as it stands. */
+  delay_ms: number | null;
+}
+
+const CLAIM_SQL = `
+  SELECT message_id::text AS message_id, routing_key, payload, attempts
+  FROM outbox_messages
+  WHERE published_at IS NULL AND available_at <= now()
+  ORDER BY available_at, id
+  LIMIT $1::int
+  FOR UPDATE SKIP LOCKED`;
+
+const MARK_PUBLISHED_SQL = `
+  UPDATE outbox_messages SET published_at = now(), last_error = NULL
+  WHERE message_id IN (SELECT jsonb_array_elements_text($1::jsonb)::uuid)`;
+
+const MARK_FAILED_SQL = `
+  UPDATE outbox_messages AS o
+  SET attempts = o.attempts + 1,
+      last_error = f.error,
+      available_at = CASE WHEN f.delay_ms IS NULL THEN 'infinity'::timestamptz
+                          ELSE now() + f.delay_ms::float8 * interval '1 millisecond' END
+  FROM jsonb_to_recordset($1::jsonb) AS f(message_id uuid, error text, delay_ms bigint)
+  WHERE o.message_id = f.message_id`;
+
+const DELETE_CHUNK = 5_000;
+const DELETE_EXPIRED_SQL = `
+  DELETE FROM outbox_messages WHERE id IN (
+    SELECT id FROM outbox_messages
+    WHERE published_at < now() - $1::float8 * interval '1 millisecond'
+    ORDER BY published_at
+    LIMIT ${DELETE_CHUNK}
+    FOR UPDATE SKIP LOCKED)`;
+
+const MAX_ERROR_LENGTH = 1_000;
+const ERROR_PAUSE_MS = 1_000;
+
+/**
+ * Publishes the rows services write to their outbox table. Each batch is claimed with FOR UPDATE SKIP LOCKED
+ * and marked in the same transaction, so relays on several replicas never publish a row twice; a crash after
+ * the broker's confirm and before the commit publishes it again, which consumers absorb by message id.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
+  const relay = new Relay(options);
+  relay.start();
+  return relay;
+}
+
+class Relay implements OutboxRelay {
+  private readonly db: OutboxDb;
+  private readonly bus: Pick<Bus, "publish">;
+  private readonly logger: BusLogger;
+  private readonly batchSize: number;
+  private readonly idleMs: number;
+  private readonly publishTimeoutMs: number;
+  private readonly retryBackoffMs: readonly number[];
+  private readonly retentionMs: number;
+  private readonly cleanupIntervalMs: number;
+  private stopped = false;
+  private kicked = false;
+  private wake: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private nextCleanupAt = 0;
+
+  constructor(options: OutboxRelayOptions) {
+    this.db = options.db;
+    this.bus = options.bus;
+    this.logger = options.logger ?? silentLogger;
+    this.batchSize = options.batchSize ?? 100;
+    this.idleMs = options.idleMs ?? 200;
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+    this.retryBackoffMs = options.retryBackoffMs ?? [1_000, 5_000, 30_000, 60_000];
+    this.retentionMs = options.retentionMs ?? 7 * 24 * 3_600_000;
+    this.cleanupIntervalMs = options.cleanupIntervalMs ?? 3_600_000;
+    if (!Number.isInteger(this.batchSize) || this.batchSize < 1) throw new TypeError("batchSize must be an integer >= 1");
+    if (this.retryBackoffMs.length === 0) throw new TypeError("retryBackoffMs must not be empty");
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  kick(): void {
+    this.kicked = true;
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      this.kicked = false;
+      let claimed = 0;
+      let failed = false;
+      try {
+        claimed = await this.relayBatch();
+      } catch (err) {
+        failed = true;
+        this.logger.error({ err: errorMessage(err) }, "outbox relay batch failed");
+      }
+      await this.cleanupIfDue();
+      if (this.stopped || (claimed >= this.batchSize && !failed) || this.kicked) continue;
+      await this.sleep(failed ? Math.max(this.idleMs, ERROR_PAUSE_MS) : this.idleMs);
+    }
+  }
+
+  private async relayBatch(): Promise<number> {
+    return this.db.$transaction(
+      async (tx) => {
+        const rows = await tx.$queryRawUnsafe<ClaimedRow[]>(CLAIM_SQL, this.batchSize);
+        if (rows.length === 0) return 0;
+        const failures = await Promise.all(rows.map((row) => this.publish(row)));
+        const published = rows.filter((_, index) => failures[index] === null).map((row) => row.message_id);
+        const failed = failures.filter((failure): failure is FailedRow => failure !== null);
+        if (published.length > 0) await tx.$executeRawUnsafe(MARK_PUBLISHED_SQL, JSON.stringify(published));
+        if (failed.length > 0) await tx.$executeRawUnsafe(MARK_FAILED_SQL, JSON.stringify(failed));
+        this.logger.debug({ published: published.length, failed: failed.length }, "outbox batch relayed");
+        return rows.length;
+      },
+      { maxWait: 5_000, timeout: this.publishTimeoutMs + 15_000 },
+    );
+  }
+
+  /** Publishes one row; resolves with what to record if it failed, null if the broker confirmed it. */
+  private async publish(row: ClaimedRow): Promise<FailedRow | null> {
+    try {
+      if (!isRoutingKey(row.routing_key)) throw new InvalidMessageError(row.routing_key, "routing key is not in the message catalog");
+      // A driver that does not decode jsonb hands over its text. The bus validates the payload before publishing.
+      const payload = (typeof row.payload === "string" ? JSON.parse(row.payload) : row.payload) as MessagePayload<RoutingKey>;
+      await this.bus.publish(row.routing_key, payload, { messageId: row.message_id, timeoutMs: this.publishTimeoutMs });
+      return null;
+    } catch (err) {
+      const parked = err instanceof InvalidMessageError || err instanceof SyntaxError;
+      const delayMs = this.retryBackoffMs[Math.min(row.attempts, this.retryBackoffMs.length - 1)] ?? ERROR_PAUSE_MS;
+      const log = { messageId: row.message_id, routingKey: row.routing_key, attempts: row.attempts + 1, err: errorMessage(err) };
+      if (parked) this.logger.error(log, "outbox message is invalid; parked until someone fixes it");
+      else this.logger.warn({ ...log, retryInMs: delayMs }, "outbox publish failed; will try again");
+      return { message_id: row.message_id, error: errorMessage(err).slice(0, MAX_ERROR_LENGTH), delay_ms: parked ? null : delayMs };
+    }
+  }
+
+  private async cleanupIfDue(): Promise<void> {
+    if (Date.now() < this.nextCleanupAt) return;
+    this.nextCleanupAt = Date.now() + this.cleanupIntervalMs;
+    try {
+      let total = 0;
+      for (;;) {
+        const deleted = await this.deleteExpired(this.db);
+        total += deleted;
+        if (deleted < DELETE_CHUNK || this.stopped) break;
+      }
+      if (total > 0) this.logger.info({ deleted: total }, "deleted published outbox rows past retention");
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "outbox cleanup failed");
+    }
+  }
+
+  private async deleteExpired(db: SqlExecutor): Promise<number> {
+    return db.$executeRawUnsafe(DELETE_EXPIRED_SQL, this.retentionMs);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+}

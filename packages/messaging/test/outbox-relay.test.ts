@@ -1,0 +1,242 @@
+import { randomUUID } from "node:crypto";
+import { createTestVhost, type TestVhost } from "@meter/testing/src/rabbitmq";
+import {
+  connectBus,
+  InvalidMessageError,
+  outboxInsertSql,
+  startOutboxRelay,
+  writeOutboxMessage,
+  type Bus,
+  type Consumer,
+  type OutboxRelay,
+} from "../src";
+import { createOutboxDatabase, type OutboxDatabase } from "./support/outbox-database";
+import { eventually, sleep } from "./support/waiting";
+
+let vhost: TestVhost;
+let database: OutboxDatabase;
+let bus: Bus;
+let consumer: Consumer;
+/** How many times each message id reached the consumer. */
+const received = new Map<string, number>();
+const relays: OutboxRelay[] = [];
+const extraBuses: Bus[] = [];
+
+beforeAll(async () => {
+  [vhost, database] = await Promise.all([createTestVhost(), createOutboxDatabase()]);
+  bus = await connectBus({ url: vhost.url, name: "outbox-test", reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  consumer = await bus.consume({
+    queue: "outbox.test",
+    routingKeys: ["billing.hold.settle", "billing.key.revoked"],
+    prefetch: 200,
+    handler: async (_payload, meta) => {
+      received.set(meta.messageId, (received.get(meta.messageId) ?? 0) + 1);
+    },
+  });
+});
+
+beforeEach(async () => {
+  received.clear();
+  await database.pool.query("TRUNCATE outbox_messages");
+});
+
+afterEach(async () => {
+  await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+  await Promise.all(extraBuses.splice(0).map((extra) => extra.close()));
+});
+
+afterAll(async () => {
+  await consumer?.stop();
+  await bus?.close();
+  await vhost?.drop();
+  await database?.drop();
+});
+
+const settle = () => ({ version: "v1" as const, hold_id: randomUUID(), amount_microrub: 1500 });
+
+/** Writes rows the way a service does: in a transaction with its own state change. */
+async function commitRows(count: number): Promise<string[]> {
+  return database.db.$transaction(async (tx) => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) ids.push(await writeOutboxMessage(tx, "billing.hold.settle", settle()));
+    return ids;
+  });
+}
+
+function start(options: Partial<Parameters<typeof startOutboxRelay>[0]> = {}): OutboxRelay {
+  const relay = startOutboxRelay({ db: database.db, bus, idleMs: 50, ...options });
+  relays.push(relay);
+  return relay;
+}
+
+async function unpublished(): Promise<number> {
+  const { rows } = await database.pool.query<{ n: string }>("SELECT count(*) AS n FROM outbox_messages WHERE published_at IS NULL");
+  return Number(rows[0]?.n);
+}
+
+function expectEachOnce(ids: string[]): void {
+  expect(received.size).toBe(ids.length);
+  for (const id of ids) expect(received.get(id)).toBe(1);
+}
+
+test("outboxInsertSql validates the payload and builds the insert", () => {
+  expect(() => outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: "nope", amount_microrub: 1 })).toThrow(InvalidMessageError);
+  const messageId = randomUUID();
+  const payload = settle();
+  const insert = outboxInsertSql("billing.hold.settle", payload, messageId);
+  expect(insert.messageId).toBe(messageId);
+  expect(insert.params).toEqual([messageId, "billing.hold.settle", JSON.stringify(payload)]);
+  expect(insert.sql).toMatch(/^INSERT INTO outbox_messages/);
+});
+
+test("rows committed with a state change are published once, and a rolled-back row never is", async () => {
+  const ids = await commitRows(5);
+  await database.db
+    .$transaction(async (tx) => {
+      await writeOutboxMessage(tx, "billing.key.revoked", { version: "v1", key_id: randomUUID() });
+      throw new Error("the state change failed");
+    })
+    .then(undefined, () => undefined);
+  const relay = start({ idleMs: 60_000 });
+  relay.kick();
+
+  await eventually(() => expectEachOnce(ids));
+  expect(await unpublished()).toBe(0);
+  const { rows } = await database.pool.query("SELECT count(*)::int AS n FROM outbox_messages");
+  expect(rows[0]).toEqual({ n: 5 });
+});
+
+test("writing the same message id twice is idempotent", async () => {
+  const messageId = randomUUID();
+  const payload = settle();
+  await database.db.$transaction(async (tx) => {
+    await writeOutboxMessage(tx, "billing.hold.settle", payload, { messageId });
+    await writeOutboxMessage(tx, "billing.hold.settle", payload, { messageId });
+  });
+  start();
+  await eventually(() => expectEachOnce([messageId]));
+});
+
+test("kick wakes an idle relay at once", async () => {
+  const relay = start({ idleMs: 60_000 });
+  await sleep(100);
+  const [id] = await commitRows(1);
+  const kickedAt = Date.now();
+  relay.kick();
+  await eventually(() => expectEachOnce([id!]), 5_000, 5);
+  expect(Date.now() - kickedAt).toBeLessThan(1_000);
+});
+
+test("two relays on the same table publish every row exactly once", async () => {
+  const otherBus = await connectBus({ url: vhost.url, name: "outbox-test-2" });
+  extraBuses.push(otherBus);
+  const published = [0, 0];
+  const counting = (target: Bus, index: number): Pick<Bus, "publish"> => ({
+    publish: async (...args: Parameters<Bus["publish"]>) => {
+      const id = await target.publish(...args);
+      published[index]! += 1;
+      return id;
+    },
+  });
+  const early = await commitRows(150);
+  start({ batchSize: 7, bus: counting(bus, 0) });
+  start({ batchSize: 7, bus: counting(otherBus, 1) });
+  const late: string[] = [];
+  for (let i = 0; i < 15; i++) late.push(...(await commitRows(10)));
+
+  const ids = [...early, ...late];
+  await eventually(async () => expect(await unpublished()).toBe(0), 20_000);
+  await eventually(() => expect(received.size).toBe(ids.length));
+  await sleep(300);
+  expectEachOnce(ids);
+  // Both relays did part of the work, so they really ran side by side.
+  expect(published[0]).toBeGreaterThan(0);
+  expect(published[1]).toBeGreaterThan(0);
+  expect(published[0]! + published[1]!).toBe(ids.length);
+});
+
+test("rows written while the broker is unreachable are published once it is back", async () => {
+  const relay = start({ publishTimeoutMs: 300, retryBackoffMs: [200, 400] });
+  await vhost.denyAccess();
+  try {
+    await vhost.closeConnections();
+    await eventually(() => expect(bus.isConnected()).toBe(false));
+    const ids = await commitRows(20);
+    relay.kick();
+    await eventually(async () => {
+      const { rows } = await database.pool.query<{ attempts: number; last_error: string | null }>(
+        "SELECT attempts, last_error FROM outbox_messages",
+      );
+      expect(rows.every((row) => row.attempts >= 1 && row.last_error?.includes("broker"))).toBe(true);
+    });
+    expect(received.size).toBe(0);
+
+    await vhost.allowAccess();
+    await eventually(async () => expect(await unpublished()).toBe(0));
+    await eventually(() => expect(received.size).toBe(ids.length));
+    await sleep(200);
+    expectEachOnce(ids);
+    const { rows } = await database.pool.query("SELECT count(*)::int AS n FROM outbox_messages WHERE last_error IS NOT NULL");
+    expect(rows[0]).toEqual({ n: 0 });
+  } finally {
+    await vhost.allowAccess();
+  }
+});
+
+test("a row the catalog rejects is parked with its error and does not hold up the others", async () => {
+  const badId = randomUUID();
+  await database.pool.query("INSERT INTO outbox_messages (message_id, routing_key, payload) VALUES ($1, 'billing.hold.settle', $2)", [
+    badId,
+    JSON.stringify({ version: "v1", hold_id: "nope" }),
+  ]);
+  const ids = await commitRows(3);
+  start();
+  await eventually(() => expectEachOnce(ids));
+  const { rows } = await database.pool.query<{ attempts: number; last_error: string; parked: boolean; published_at: Date | null }>(
+    "SELECT attempts, last_error, available_at = 'infinity' AS parked, published_at FROM outbox_messages WHERE message_id = $1",
+    [badId],
+  );
+  expect(rows[0]).toMatchObject({ attempts: 1, parked: true, published_at: null });
+  expect(rows[0]?.last_error).toContain("hold_id");
+});
+
+test("published rows past the retention window are deleted; unpublished and recent ones stay", async () => {
+  const [old1, old2, recent, pending] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+  await database.pool.query(
+    `INSERT INTO outbox_messages (message_id, routing_key, payload, published_at, available_at) VALUES
+       ($1, 'billing.hold.settle', '{}', now() - interval '3 days', now()),
+       ($2, 'billing.hold.settle', '{}', now() - interval '2 days', now()),
+       ($3, 'billing.hold.settle', '{}', now() - interval '1 hour', now()),
+       ($4, 'billing.hold.settle', '{}', NULL, 'infinity')`,
+    [old1, old2, recent, pending],
+  );
+  start({ retentionMs: 24 * 3_600_000 });
+  await eventually(async () => {
+    const { rows } = await database.pool.query<{ message_id: string }>("SELECT message_id FROM outbox_messages ORDER BY message_id");
+    expect(rows.map((row) => row.message_id).sort()).toEqual([recent, pending].sort());
+  });
+});
+
+test("stop waits for the batch under way", async () => {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let publishing = false;
+  const slowBus = {
+    publish: async (...args: Parameters<Bus["publish"]>) => {
+      publishing = true;
+      await gate;
+      return bus.publish(...args);
+    },
+  };
+  const ids = await commitRows(1);
+  const relay = startOutboxRelay({ db: database.db, bus: slowBus, idleMs: 50 });
+  await eventually(() => expect(publishing).toBe(true));
+  let stopped = false;
+  const stopping = relay.stop().then(() => (stopped = true));
+  await sleep(100);
+  expect(stopped).toBe(false);
+  release();
+  await stopping;
+  expect(await unpublished()).toBe(0);
+  await eventually(() => expectEachOnce(ids));
+});

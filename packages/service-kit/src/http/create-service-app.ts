@@ -1,0 +1,46 @@
+import express, { type Express } from "express";
+import { pinoHttp } from "pino-http";
+import type { Logger } from "../logger";
+import type { Metrics } from "./metrics";
+import { requestId } from "./request-id";
+import { healthRoutes, type ReadinessCheck } from "./health";
+import { errorHandler, notFoundHandler } from "./error-handler";
+
+export interface ServiceAppOptions {
+  logger: Logger;
+  metrics: Metrics;
+  readiness: ReadinessCheck[];
+  /** The gateway mints request ids; services trust the one it forwards. */
+  trustIncomingRequestId?: boolean;
+}
+
+/**
+ * The frame every service and the gateway share: request id, access log, metrics, health, then the
+ * service's own routes, then the contract's 404 and error shape for everything that falls through.
+ */
+export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) => void): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.use(requestId({ trustIncoming: opts.trustIncomingRequestId ?? true }));
+  app.use(
+    pinoHttp({
+      logger: opts.logger,
+      genReqId: (req) => (req as express.Request).requestId,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
+      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
+      quietReqLogger: true,
+      serializers: {
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  app.use(opts.metrics.middleware());
+  app.use(healthRoutes(opts.readiness));
+  app.use(opts.metrics.routes());
+  mount(app);
+  app.use(notFoundHandler());
+  app.use(errorHandler(opts.logger));
+  return app;
+}

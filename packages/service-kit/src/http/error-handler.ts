@@ -1,0 +1,52 @@
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import type { ErrorCode } from "@meter/contracts";
+import { AppError, errorBody } from "../app-error";
+import type { Logger } from "../logger";
+
+/** Failures raised by Express's body parser, by their `type`. */
+const BODY_PARSER_ERRORS: Record<string, ErrorCode> = {
+  "entity.parse.failed": "invalid_json",
+  "entity.too.large": "payload_too_large",
+  "encoding.unsupported": "unsupported_media_type",
+  "charset.unsupported": "unsupported_media_type",
+  "entity.verify.failed": "invalid_request",
+};
+
+export function sendError(
+  res: Parameters<RequestHandler>[1],
+  requestId: string | undefined,
+  error: AppError,
+): void {
+  for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
+  res.status(error.status).json(errorBody(error.code, error.message, error.status, requestId));
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (req, _res, next) => next(new AppError("not_found", `no route for ${req.method} ${req.path}`));
+}
+
+/** The one place an error becomes a response: the contract's shape, every time. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    let appError: AppError;
+    if (err instanceof AppError) {
+      appError = err;
+    } else {
+      const type = (err as { type?: string }).type;
+      const code = type ? BODY_PARSER_ERRORS[type] : undefined;
+      if (code) {
+        appError = new AppError(code, code === "payload_too_large" ? "the request body is too large" : (err as Error).message);
+      } else if (type === "request.aborted") {
+        return; // the client went away; there is nobody to answer
+      } else {
+        logger.error({ err, requestId: req.requestId, path: req.path }, "unhandled error");
+        appError = new AppError("internal_error", "internal error");
+      }
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendError(res, req.requestId, appError);
+  };
+}

@@ -1,0 +1,50 @@
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
+
+/** PostgreSQL truncates longer identifiers, which would make two test databases collide. */
+const MAX_DATABASE_NAME = 63;
+const SUFFIX_LENGTH = 8;
+
+/**
+ * Every test database starts with this, so that a CI run (METER_TEST_RUN) can find and drop what
+ * it left behind, and local runs (`t_local_`) never touch a CI run's databases.
+ */
+export function testDatabaseNamePrefix(): string {
+  return `t_${sanitize(process.env.METER_TEST_RUN ?? "local")}_`;
+}
+
+function sanitize(part: string): string {
+  return part.toLowerCase().replace(/[^a-z0-9]+/g, "_");
+}
+
+/** `t_<run>_<service>_<random>`, the service part shortened so the whole fits PostgreSQL's limit. */
+function testDatabaseName(serviceDir: string): string {
+  const prefix = testDatabaseNamePrefix();
+  const suffix = randomBytes(SUFFIX_LENGTH / 2).toString("hex");
+  const room = MAX_DATABASE_NAME - prefix.length - suffix.length - 1;
+  if (room < 1) throw new Error(`METER_TEST_RUN is too long for a database name: ${process.env.METER_TEST_RUN}`);
+  const service = sanitize(path.basename(path.resolve(serviceDir))).slice(0, Math.min(room, 16));
+  return `${prefix}${service}_${suffix}`;
+}
+
+export type TestDatabase = { url: string; drop(): Promise<void> };
+
+/**
+ * A new database with the service's migrations applied, on the server of the service's database URL
+ * (its <SERVICE>_DATABASE_URL, else local PostgreSQL). Call drop() in afterAll.
+ */
+export async function createTestDatabase(serviceDir: string): Promise<TestDatabase> {
+  const url = withDatabaseName(serviceDatabaseUrl(serviceDir), testDatabaseName(serviceDir));
+  await ensureDatabase(url);
+  try {
+    await deployMigrations({ serviceDir, databaseUrl: url });
+  } catch (error) {
+    await dropDatabase(url);
+    throw error;
+  }
+  // `npm test` keeps every test database until the suite is over, proves the books of each billing
+  // one, then drops them all by prefix.
+  const keep = process.env.METER_KEEP_TEST_DATABASES === "1";
+  return { url, drop: () => (keep ? Promise.resolve() : dropDatabase(url)) };
+}

@@ -1,0 +1,59 @@
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** A RabbitMQ virtual host of its own for one test file, so parallel files and runs never see each other's queues. */
+export interface TestVhost {
+  name: string;
+  /** amqp URL into the vhost, for connectBus. */
+  url: string;
+  /** Closes every client connection to the vhost from the broker's side, as a broker restart would. */
+  closeConnections(): Promise<void>;
+  /** Takes the user's permissions away: connections to the vhost are refused until allowAccess(). */
+  denyAccess(): Promise<void>;
+  allowAccess(): Promise<void>;
+  /** Deletes the vhost with everything in it. */
+  drop(): Promise<void>;
+}
+
+const RABBITMQCTL = process.env.RABBITMQCTL ?? "rabbitmqctl";
+
+async function rabbitmqctl(...args: string[]): Promise<string> {
+  const { stdout } = await run(RABBITMQCTL, ["--quiet", ...args], { timeout: 30_000 });
+  return stdout;
+}
+
+/**
+ * Creates a vhost named t_<METER_TEST_RUN or local>_<random> with full permissions for the broker user
+ * in RABBITMQ_URL (default amqp://guest:guest@127.0.0.1:5672). Needs rabbitmqctl on the same machine.
+ */
+export async function createTestVhost(): Promise<TestVhost> {
+  const base = new URL(process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672");
+  const user = decodeURIComponent(base.username || "guest");
+  const name = `t_${process.env.METER_TEST_RUN ?? "local"}_${randomBytes(6).toString("hex")}`;
+  const url = new URL(base.href);
+  url.pathname = `/${encodeURIComponent(name)}`;
+
+  const allowAccess = async (): Promise<void> => {
+    await rabbitmqctl("set_permissions", "-p", name, user, ".*", ".*", ".*");
+  };
+  await rabbitmqctl("add_vhost", name);
+  await allowAccess();
+
+  return {
+    name,
+    url: url.href,
+    async closeConnections() {
+      await rabbitmqctl("close_all_connections", "--vhost", name, "--limit", "1000", "closed by a test");
+    },
+    async denyAccess() {
+      await rabbitmqctl("clear_permissions", "-p", name, user);
+    },
+    allowAccess,
+    async drop() {
+      await rabbitmqctl("delete_vhost", name);
+    },
+  };
+}

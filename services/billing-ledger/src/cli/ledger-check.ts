@@ -1,0 +1,56 @@
+import { parseArgs } from "node:util";
+import { Client } from "pg";
+import { createDb } from "../db";
+import { BooksCheckService, formatBooksReport } from "../services/books-check.service";
+
+/**
+ * `pnpm ledger:check`: proves the books of the billing database (BILLING_LEDGER_DATABASE_URL), or with
+ * `--databases-like <pattern>` of every database whose name matches (the test runner checks all the
+ * databases its suites created). Prints the figures; exits 1 on any discrepancy.
+ */
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { "databases-like": { type: "string" }, url: { type: "string" } } });
+  const baseUrl =
+    values.url ?? process.env.BILLING_LEDGER_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_billing_ledger";
+  const urls = values["databases-like"] ? await databasesLike(baseUrl, values["databases-like"]) : [baseUrl];
+  if (urls.length === 0) {
+    console.log(`books check: no database matches ${values["databases-like"]}`);
+    return 1;
+  }
+  let failed = 0;
+  for (const url of urls) {
+    const db = createDb(url, 2);
+    try {
+      const report = await new BooksCheckService(db).run();
+      console.log(formatBooksReport(report, new URL(url).pathname.slice(1)));
+      if (report.discrepancies.length > 0) failed++;
+    } finally {
+      await db.$disconnect();
+    }
+  }
+  console.log(failed === 0 ? `books check passed for ${urls.length} database(s)` : `books check FAILED for ${failed} of ${urls.length} database(s)`);
+  return failed === 0 ? 0 : 1;
+}
+
+async function databasesLike(baseUrl: string, pattern: string): Promise<string[]> {
+  const client = new Client({ connectionString: baseUrl.replace(/\/[^/?]*(\?|$)/, "/postgres$1") });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname", [pattern]);
+    return rows.map((r) => {
+      const u = new URL(baseUrl);
+      u.pathname = `/${r.datname}`;
+      return u.toString();
+    });
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,19 @@
+import { AppError } from "@meter/service-kit";
+
+export const BillingErrors = {
+  insufficientBalance: () => new AppError("insufficient_balance", "the organization's available balance does not cover this request"),
+  dailyBudgetExceeded: () => new AppError("daily_budget_exceeded", "this API key's daily budget does not cover this request"),
+  invalidKey: () => new AppError("invalid_api_key", "the API key is invalid or revoked"),
+  holdNotFound: (id: string) => new AppError("not_found", `hold ${id} does not exist`),
+  holdConflict: (id: string, status: string) =>
+    new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
+  holdIdReused: (id: string) => new AppError("conflict", `hold ${id} already exists with other parameters`),
+  settleExceedsHold: (id: string) => new AppError("settle_exceeds_hold", `the amount exceeds what hold ${id} reserved`),
+  userNotFound: (id: string) => new AppError("not_found", `user ${id} does not exist`),
+  organizationNotFound: (id: string) => new AppError("not_found", `organization ${id} does not exist`),
+  keyNotFound: (id: string) => new AppError("not_found", `API key ${id} does not exist`),
+  modelNotFound: (id: string) => new AppError("model_not_found", `model ${id} does not exist`),
+  notAMember: () => new AppError("invalid_request", "the user is not a member of the organization"),
+  creditReferenceReused: (reference: string) =>
+    new AppError("idempotency_key_mismatch", `credit reference "${reference}" was already used with another amount`),
+};

@@ -1,0 +1,169 @@
+import { createHash, randomBytes } from "node:crypto";
+import { toMicrorub, type Scope, type VerifyKeyResponse } from "@meter/contracts";
+import type { Db } from "../db";
+import { BillingErrors } from "../errors";
+import { writeOutboxMessage } from "@meter/messaging";
+
+const KEY_PREFIX = "mtr_";
+/** Characters of the key kept in clear so a holder can tell keys apart. */
+const SHOWN_PREFIX_LENGTH = 12;
+
+export function hashKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export interface ApiKeyDto {
+  id: string;
+  object: "api_key";
+  name: string | null;
+  prefix: string;
+  user_id: string;
+  organization_id: string;
+  scopes: Scope[];
+  daily_budget_microrub: number;
+  status: "active" | "revoked";
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/**
+ * API keys: 192 random bits, shown once at creation; only a SHA-256 is stored (a slow hash adds
+ * nothing for a key of that entropy and would cost every uncached verification).
+ */
+export class ApiKeyService {
+  constructor(
+    private readonly db: Db,
+    private readonly timezone: string,
+  ) {}
+
+  async create(input: {
+    user_id: string;
+    organization_id: string;
+    scopes: Scope[];
+    daily_budget_microrub: number;
+    name?: string | undefined;
+  }): Promise<ApiKeyDto & { key: string }> {
+    const membership = await this.db.membership.findUnique({
+      where: { organizationId_userId: { organizationId: input.organization_id, userId: input.user_id } },
+    });
+    if (!membership) {
+      const [user, org] = await Promise.all([
+        this.db.user.findUnique({ where: { id: input.user_id } }),
+        this.db.organization.findUnique({ where: { id: input.organization_id } }),
+      ]);
+      if (!user) throw BillingErrors.userNotFound(input.user_id);
+      if (!org) throw BillingErrors.organizationNotFound(input.organization_id);
+      throw BillingErrors.notAMember();
+    }
+    const key = KEY_PREFIX + randomBytes(24).toString("base64url");
+    const row = await this.db.apiKey.create({
+      data: {
+        userId: input.user_id,
+        organizationId: input.organization_id,
+        name: input.name ?? null,
+        prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+        keyHash: hashKey(key),
+        scopes: [...new Set(input.scopes)],
+        dailyBudget: BigInt(input.daily_budget_microrub),
+      },
+    });
+    return { ...renderKey(row), key };
+  }
+
+  async get(id: string): Promise<ApiKeyDto> {
+    const row = await this.db.apiKey.findUnique({ where: { id } });
+    if (!row) throw BillingErrors.keyNotFound(id);
+    return renderKey(row);
+  }
+
+  async list(filter: { organization_id?: string | undefined; user_id?: string | undefined }): Promise<ApiKeyDto[]> {
+    const rows = await this.db.apiKey.findMany({
+      where: {
+        ...(filter.organization_id ? { organizationId: filter.organization_id } : {}),
+        ...(filter.user_id ? { userId: filter.user_id } : {}),
+      },
+      orderBy: { createdAt: "desc" },
+    });
+    return rows.map(renderKey);
+  }
+
+  /** Revoking is final; gateways hear of it on the bus and drop the key from their caches at once. */
+  async revoke(id: string): Promise<ApiKeyDto> {
+    return this.db.$transaction(async (tx) => {
+      const row = await tx.apiKey.findUnique({ where: { id } });
+      if (!row) throw BillingErrors.keyNotFound(id);
+      if (row.status === "revoked") return renderKey(row);
+      const updated = await tx.apiKey.update({ where: { id }, data: { status: "revoked", revokedAt: new Date() } });
+      await writeOutboxMessage(tx, "billing.key.revoked", { version: "v1", key_id: id });
+      return renderKey(updated);
+    });
+  }
+
+  async verify(key: string): Promise<VerifyKeyResponse> {
+    if (!key.startsWith(KEY_PREFIX)) throw BillingErrors.invalidKey();
+    const row = await this.db.apiKey.findUnique({ where: { keyHash: hashKey(key) } });
+    if (!row || row.status !== "active") throw BillingErrors.invalidKey();
+    return {
+      identity: {
+        kind: "key",
+        key_id: row.id,
+        user_id: row.userId,
+        organization_id: row.organizationId,
+        scopes: row.scopes as Scope[],
+      },
+      daily_budget_microrub: toMicrorub(row.dailyBudget),
+      status: "active",
+    };
+  }
+
+  /** Today's figures for the key, in the budget time zone. */
+  async usage(id: string) {
+    const key = await this.db.apiKey.findUnique({ where: { id } });
+    if (!key) throw BillingErrors.keyNotFound(id);
+    const rows = await this.db.$queryRaw<{ day: Date; spent: bigint | null; reserved: bigint | null }[]>`
+      SELECT d.day, u.spent, u.reserved
+      FROM (SELECT (now() AT TIME ZONE ${this.timezone})::date AS day) d
+      LEFT JOIN key_daily_usage u ON u.key_id = ${id}::uuid AND u.day = d.day`;
+    const row = rows[0]!;
+    const spent = toMicrorub(row.spent ?? 0n);
+    const reserved = toMicrorub(row.reserved ?? 0n);
+    const budget = toMicrorub(key.dailyBudget);
+    return {
+      object: "key_usage" as const,
+      key_id: id,
+      day: row.day.toISOString().slice(0, 10),
+      timezone: this.timezone,
+      spent_microrub: spent,
+      reserved_microrub: reserved,
+      daily_budget_microrub: budget,
+      remaining_microrub: Math.max(0, budget - spent - reserved),
+    };
+  }
+}
+
+function renderKey(row: {
+  id: string;
+  name: string | null;
+  prefix: string;
+  userId: string;
+  organizationId: string;
+  scopes: string[];
+  dailyBudget: bigint;
+  status: "active" | "revoked";
+  createdAt: Date;
+  revokedAt: Date | null;
+}): ApiKeyDto {
+  return {
+    id: row.id,
+    object: "api_key",
+    name: row.name,
+    prefix: row.prefix,
+    user_id: row.userId,
+    organization_id: row.organizationId,
+    scopes: row.scopes as Scope[],
+    daily_budget_microrub: toMicrorub(row.dailyBudget),
+    status: row.status,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt ? row.revokedAt.toISOString() : null,
+  };
+}

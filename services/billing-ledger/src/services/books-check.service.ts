@@ -1,0 +1,151 @@
+import { toMicrorub } from "@meter/contracts";
+import type { Db } from "../db";
+
+export interface OrganizationBooks {
+  organization_id: string;
+  name: string;
+  credits_microrub: number;
+  settled_microrub: number;
+  active_holds_microrub: number;
+  balance_microrub: number;
+  reserved_microrub: number;
+  available_microrub: number;
+}
+
+export interface BooksReport {
+  organizations: OrganizationBooks[];
+  holds: Record<"active" | "settled" | "released" | "expired" | "released_unplaced", number>;
+  /** Active holds older than an hour: not an error, but somebody's reconciler is behind. */
+  stale_active_holds: number;
+  discrepancies: string[];
+}
+
+/**
+ * Proves the books from first principles: for every organization, credits - settled charges = balance,
+ * active holds = reserved, available = balance - reserved >= 0; every hold placed once and resolved at
+ * most once (exactly once when no longer active); every key's day figures match its holds.
+ */
+export class BooksCheckService {
+  constructor(private readonly db: Db) {}
+
+  async run(): Promise<BooksReport> {
+    const discrepancies: string[] = [];
+
+    const orgs = await this.db.$queryRaw<
+      { id: string; name: string; balance: bigint; reserved: bigint; credits: bigint; settled: bigint; active: bigint; credit_rows: bigint; settled_holds: bigint }[]
+    >`
+      SELECT o.id, o.name, o.balance, o.reserved,
+        COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'credit'), 0)::bigint AS credits,
+        COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle'), 0)::bigint AS settled,
+        COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
+        COALESCE((SELECT sum(c.amount) FROM credits c WHERE c.organization_id = o.id), 0)::bigint AS credit_rows,
+        COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds
+      FROM organizations o ORDER BY o.created_at`;
+
+    const organizations = orgs.map((o) => {
+      const tag = `organization ${o.id} (${o.name})`;
+      if (o.credits - o.settled !== o.balance) {
+        discrepancies.push(`${tag}: credits ${o.credits} - settled ${o.settled} != balance ${o.balance}`);
+      }
+      if (o.active !== o.reserved) discrepancies.push(`${tag}: active holds ${o.active} != reserved ${o.reserved}`);
+      if (o.balance - o.reserved < 0n) discrepancies.push(`${tag}: negative available balance ${o.balance - o.reserved}`);
+      if (o.credit_rows !== o.credits) discrepancies.push(`${tag}: credits table ${o.credit_rows} != credit entries ${o.credits}`);
+      if (o.settled_holds !== o.settled) discrepancies.push(`${tag}: settled holds ${o.settled_holds} != settle entries ${o.settled}`);
+      return {
+        organization_id: o.id,
+        name: o.name,
+        credits_microrub: toMicrorub(o.credits),
+        settled_microrub: toMicrorub(o.settled),
+        active_holds_microrub: toMicrorub(o.active),
+        balance_microrub: toMicrorub(o.balance),
+        reserved_microrub: toMicrorub(o.reserved),
+        available_microrub: toMicrorub(o.balance - o.reserved),
+      };
+    });
+
+    const badHolds = await this.db.$queryRaw<{ id: string; status: string; placed: bigint; resolutions: bigint; tombstone: boolean }[]>`
+      SELECT h.id, h.status::text AS status,
+        count(l.id) FILTER (WHERE l.kind = 'hold') AS placed,
+        count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) AS resolutions,
+        (h.organization_id IS NULL) AS tombstone
+      FROM holds h LEFT JOIN ledger_entries l ON l.hold_id = h.id
+      GROUP BY h.id
+      HAVING
+        (h.organization_id IS NULL AND count(l.id) > 0)
+        OR (h.organization_id IS NOT NULL AND count(l.id) FILTER (WHERE l.kind = 'hold') <> 1)
+        OR count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) > 1
+        OR (h.status = 'active') <> (count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) = 0 AND h.organization_id IS NOT NULL)
+        OR (h.status = 'settled' AND count(l.id) FILTER (WHERE l.kind = 'settle') <> 1)
+      LIMIT 100`;
+    for (const h of badHolds) {
+      discrepancies.push(`hold ${h.id} (${h.status}): placed ${h.placed} times, resolved ${h.resolutions} times`);
+    }
+
+    const badEntries = await this.db.$queryRaw<{ id: bigint; hold_id: string; kind: string; amount: bigint; expected: bigint | null }[]>`
+      SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
+        CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END AS expected
+      FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
+      WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
+        AND l.amount IS DISTINCT FROM (CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END)
+      LIMIT 100`;
+    for (const e of badEntries) {
+      discrepancies.push(`ledger entry ${e.id} (${e.kind} of hold ${e.hold_id}): amount ${e.amount} != ${e.expected}`);
+    }
+
+    const badUsage = await this.db.$queryRaw<{ key_id: string; day: Date; spent: bigint; reserved: bigint; h_spent: bigint; h_reserved: bigint }[]>`
+      WITH by_day AS (
+        SELECT key_id, budget_day AS day,
+          COALESCE(sum(amount) FILTER (WHERE status = 'active'), 0)::bigint AS h_reserved,
+          COALESCE(sum(settled) FILTER (WHERE status = 'settled'), 0)::bigint AS h_spent
+        FROM holds WHERE key_id IS NOT NULL GROUP BY key_id, budget_day
+      )
+      SELECT COALESCE(u.key_id, b.key_id) AS key_id, COALESCE(u.day, b.day) AS day,
+        COALESCE(u.spent, 0) AS spent, COALESCE(u.reserved, 0) AS reserved,
+        COALESCE(b.h_spent, 0) AS h_spent, COALESCE(b.h_reserved, 0) AS h_reserved
+      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.key_id = u.key_id AND b.day = u.day
+      WHERE COALESCE(u.spent, 0) <> COALESCE(b.h_spent, 0) OR COALESCE(u.reserved, 0) <> COALESCE(b.h_reserved, 0)
+      LIMIT 100`;
+    for (const u of badUsage) {
+      discrepancies.push(
+        `key ${u.key_id} on ${u.day.toISOString().slice(0, 10)}: spent ${u.spent}/reserved ${u.reserved} but holds say ${u.h_spent}/${u.h_reserved}`,
+      );
+    }
+
+    const counts = await this.db.$queryRaw<{ status: string; tombstone: boolean; n: bigint }[]>`
+      SELECT status::text AS status, (organization_id IS NULL) AS tombstone, count(*) AS n FROM holds GROUP BY 1, 2`;
+    const holds = { active: 0, settled: 0, released: 0, expired: 0, released_unplaced: 0 };
+    for (const c of counts) {
+      const key = c.tombstone ? "released_unplaced" : (c.status as keyof typeof holds);
+      holds[key] += Number(c.n);
+    }
+    const stale = await this.db.$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM holds WHERE status = 'active' AND created_at < now() - interval '1 hour'`;
+
+    return { organizations, holds, stale_active_holds: Number(stale[0]?.n ?? 0n), discrepancies };
+  }
+}
+
+export function formatBooksReport(report: BooksReport, label: string): string {
+  const lines: string[] = [];
+  const sum = (f: (o: OrganizationBooks) => number) => report.organizations.reduce((a, o) => a + f(o), 0);
+  lines.push(`books check: ${label}`);
+  lines.push(
+    `  organizations ${report.organizations.length}: credits ${sum((o) => o.credits_microrub)} - settled ${sum((o) => o.settled_microrub)}` +
+      ` = balance ${sum((o) => o.balance_microrub)}; active holds ${sum((o) => o.active_holds_microrub)} = reserved ${sum((o) => o.reserved_microrub)};` +
+      ` available ${sum((o) => o.available_microrub)} (microrub)`,
+  );
+  const h = report.holds;
+  lines.push(
+    `  holds: ${h.active} active, ${h.settled} settled, ${h.released} released, ${h.expired} expired, ${h.released_unplaced} released before placement; ${report.stale_active_holds} active for over an hour`,
+  );
+  if (report.organizations.length <= 10) {
+    for (const o of report.organizations) {
+      lines.push(
+        `    ${o.name}: credits ${o.credits_microrub} - settled ${o.settled_microrub} = balance ${o.balance_microrub}; reserved ${o.reserved_microrub}; available ${o.available_microrub}`,
+      );
+    }
+  }
+  lines.push(report.discrepancies.length === 0 ? "  OK: the books balance" : `  FAILED: ${report.discrepancies.length} discrepancies`);
+  for (const d of report.discrepancies) lines.push(`    - ${d}`);
+  return lines.join("\n");
+}

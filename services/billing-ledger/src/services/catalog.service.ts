@@ -1,0 +1,82 @@
+import { CatalogModel, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
+import type { Db } from "../db";
+import { BillingErrors } from "../errors";
+import { writeOutboxMessage } from "@meter/messaging";
+
+type Row = {
+  id: string;
+  enabled: boolean;
+  displayName: string | null;
+  provider: unknown;
+  operations: unknown;
+  createdAt: Date;
+  updatedAt: Date;
+};
+
+/**
+ * The model catalog and its tariffs. Services keep a copy refreshed every few seconds (and at once on
+ * `billing.catalog.changed`), so a change applies to requests accepted after it; a hold already placed
+ * keeps the price it was placed at.
+ */
+export class CatalogService {
+  constructor(private readonly db: Db) {}
+
+  async upsert(id: string, input: ModelUpsert): Promise<{ model: CatalogModel; created: boolean }> {
+    return this.db.$transaction(async (tx) => {
+      const existing = await tx.catalogModel.findUnique({ where: { id } });
+      const data = {
+        enabled: input.enabled,
+        displayName: input.display_name ?? null,
+        provider: input.provider as object,
+        operations: input.operations as object,
+      };
+      const row = existing
+        ? await tx.catalogModel.update({ where: { id }, data })
+        : await tx.catalogModel.create({ data: { id, ...data } });
+      await writeOutboxMessage(tx, "billing.catalog.changed", { version: "v1", model_id: id });
+      return { model: render(row), created: !existing };
+    });
+  }
+
+  async get(id: string): Promise<CatalogModel> {
+    const row = await this.db.catalogModel.findUnique({ where: { id } });
+    if (!row) throw BillingErrors.modelNotFound(id);
+    return render(row);
+  }
+
+  async list(): Promise<CatalogModel[]> {
+    const rows = await this.db.catalogModel.findMany({ orderBy: { id: "asc" } });
+    return rows.map(render);
+  }
+
+  /**
+   * `GET /v1/models`: enabled models and their tariffs, never the provider behind them. Each entry
+   * carries the fields both official SDKs read (OpenAI: created, owned_by; Anthropic: type, display_name).
+   */
+  async published() {
+    const models = (await this.list()).filter((m) => m.enabled);
+    const data = models.map((m) => ({
+      id: m.id,
+      object: "model" as const,
+      type: "model" as const,
+      display_name: m.display_name ?? m.id,
+      created: Math.floor(new Date(m.created_at).getTime() / 1000),
+      created_at: m.created_at,
+      owned_by: "meter",
+      operations: m.operations,
+    }));
+    return { object: "list" as const, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
+  }
+}
+
+function render(row: Row): CatalogModel {
+  return {
+    id: row.id,
+    enabled: row.enabled,
+    display_name: row.displayName,
+    provider: row.provider as Provider,
+    operations: row.operations as Operations,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}

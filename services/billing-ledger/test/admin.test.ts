@@ -1,0 +1,152 @@
+import { randomUUID } from "node:crypto";
+import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+
+let h: BillingHarness;
+beforeAll(async () => {
+  h = await startBilling();
+});
+afterAll(async () => {
+  await h.assertBooksBalance();
+  await h.close();
+});
+
+describe("account cabinet", () => {
+  it("creates users idempotently by email", async () => {
+    const email = `Someone-${randomUUID()}@Example.test`;
+    const first = await h.call("POST", "/admin/v1/users").send({ email }).expect(201);
+    const again = await h.call("POST", "/admin/v1/users").send({ email: email.toLowerCase() }).expect(200);
+    expect(again.body.id).toBe(first.body.id);
+    expect(first.body.email).toBe(email.toLowerCase());
+  });
+
+  it("rejects unknown fields and bad values with the contract's codes", async () => {
+    const unknown = await h.call("POST", "/admin/v1/organizations").send({ name: "x", colour: "red" }).expect(400);
+    expect(unknown.body.error.code).toBe("unknown_field");
+    const bad = await h.call("POST", "/admin/v1/users").send({ email: "not-an-email" }).expect(400);
+    expect(bad.body.error.code).toBe("invalid_request");
+    const float = await h
+      .call("POST", `/admin/v1/organizations/${randomUUID()}/credits`)
+      .send({ amount_microrub: 1.5, reference: "r" })
+      .expect(400);
+    expect(float.body.error.code).toBe("invalid_request");
+  });
+
+  it("credits are idempotent on their reference", async () => {
+    const a = await seedAccount(h);
+    const path = `/admin/v1/organizations/${a.organizationId}/credits`;
+    const first = await h.call("POST", path).send({ amount_microrub: 5_000, reference: "invoice-1" }).expect(201);
+    const replay = await h.call("POST", path).send({ amount_microrub: 5_000, reference: "invoice-1" }).expect(200);
+    expect(replay.body).toEqual(first.body);
+    const mismatch = await h.call("POST", path).send({ amount_microrub: 6_000, reference: "invoice-1" }).expect(422);
+    expect(mismatch.body.error.code).toBe("idempotency_key_mismatch");
+    const concurrent = await Promise.all(
+      Array.from({ length: 8 }, () => h.call("POST", path).send({ amount_microrub: 700, reference: "invoice-2" })),
+    );
+    expect(concurrent.filter((r) => r.status === 201)).toHaveLength(1);
+    const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
+    expect(balance.body).toEqual({
+      organization_id: a.organizationId,
+      balance_microrub: 5_700,
+      reserved_microrub: 0,
+      available_microrub: 5_700,
+    });
+  });
+
+  it("shows a key once, stores only its hash, and revokes it", async () => {
+    const a = await seedAccount(h);
+    const created = await h
+      .call("POST", "/admin/v1/keys")
+      .send({ user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 100, name: "ci" })
+      .expect(201);
+    expect(created.body).toMatchObject({ scopes: ["text"], daily_budget_microrub: 100, status: "active", name: "ci" });
+    expect(created.body.key).toMatch(/^mtr_[A-Za-z0-9_-]{32}$/);
+    expect(created.body.key.startsWith(created.body.prefix)).toBe(true);
+    const read = await h.call("GET", `/admin/v1/keys/${created.body.id}`).expect(200);
+    expect(read.body.key).toBeUndefined();
+    const stored = await h.db.apiKey.findUniqueOrThrow({ where: { id: created.body.id } });
+    expect(JSON.stringify(stored, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))).not.toContain(created.body.key);
+    expect(stored.keyHash).toMatch(/^[0-9a-f]{64}$/);
+
+    const revoked = await h.call("POST", `/admin/v1/keys/${created.body.id}/revoke`).expect(200);
+    expect(revoked.body.status).toBe("revoked");
+    await h
+      .call("POST", "/internal/v1/keys/verify", { kind: "service", service: "gateway" })
+      .send({ key: created.body.key })
+      .expect(401);
+  });
+
+  it("refuses a key for a user outside the organization", async () => {
+    const a = await seedAccount(h);
+    const b = await seedAccount(h);
+    const res = await h
+      .call("POST", "/admin/v1/keys")
+      .send({ user_id: b.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1 })
+      .expect(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    await h
+      .call("POST", "/admin/v1/keys")
+      .send({ user_id: a.userId, organization_id: randomUUID(), scopes: ["text"], daily_budget_microrub: 1 })
+      .expect(404);
+  });
+
+  it("pages the ledger newest first", async () => {
+    const a = await seedAccount(h);
+    for (let i = 0; i < 5; i++) {
+      await h
+        .call("POST", `/admin/v1/organizations/${a.organizationId}/credits`)
+        .send({ amount_microrub: 100 + i, reference: `r${i}` })
+        .expect(201);
+    }
+    const page1 = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger?limit=3`).expect(200);
+    expect(page1.body.data.map((e: { amount_microrub: number }) => e.amount_microrub)).toEqual([104, 103, 102]);
+    expect(page1.body.has_more).toBe(true);
+    const page2 = await h
+      .call("GET", `/admin/v1/organizations/${a.organizationId}/ledger?limit=3&cursor=${page1.body.next_cursor}`)
+      .expect(200);
+    expect(page2.body.data.map((e: { amount_microrub: number }) => e.amount_microrub)).toEqual([101, 100]);
+    expect(page2.body.has_more).toBe(false);
+    expect(page2.body.data[1]).toMatchObject({ kind: "credit", balance_after_microrub: 100, reference: "r0" });
+  });
+});
+
+describe("catalog", () => {
+  const model = {
+    enabled: true,
+    provider: { kind: "local" },
+    operations: {
+      text: { input_microrub_per_1k_tokens: 1_000, output_microrub_per_1k_tokens: 3_000 },
+      image_edit: { unit: "request", price_per_unit_microrub: 50_000 },
+      ocr: { unit: "page", price_per_unit_microrub: 2_000 },
+    },
+  };
+
+  it("upserts models and publishes enabled ones with their tariffs, never the provider", async () => {
+    await h.call("PUT", "/admin/v1/models/meter-test-1").send(model).expect(201);
+    await h.call("PUT", "/admin/v1/models/meter-test-1").send(model).expect(200);
+    await h.call("PUT", "/admin/v1/models/meter-off").send({ ...model, enabled: false }).expect(201);
+    const a = await seedAccount(h);
+    const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: [] };
+    const published = await h.call("GET", "/v1/models", identity).expect(200);
+    const ids = published.body.data.map((m: { id: string }) => m.id);
+    expect(ids).toContain("meter-test-1");
+    expect(ids).not.toContain("meter-off");
+    const entry = published.body.data.find((m: { id: string }) => m.id === "meter-test-1");
+    expect(entry).toMatchObject({ object: "model", operations: model.operations });
+    expect(entry.provider).toBeUndefined();
+  });
+
+  it("sells image editing at a fixed per-request price only", async () => {
+    const res = await h
+      .call("PUT", "/admin/v1/models/meter-bad")
+      .send({ ...model, operations: { image_edit: { unit: "image", price_per_unit_microrub: 1 } } })
+      .expect(400);
+    expect(res.body.error.code).toBe("invalid_request");
+  });
+
+  it("requires a base URL for remote providers", async () => {
+    await h
+      .call("PUT", "/admin/v1/models/meter-remote")
+      .send({ ...model, provider: { kind: "anthropic" } })
+      .expect(400);
+  });
+});
