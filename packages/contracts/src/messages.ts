@@ -32,3 +32,18 @@ export const MessageCatalog = {
 export type MessageCatalog = typeof MessageCatalog;
 export type RoutingKey = keyof MessageCatalog;
 export type MessagePayload<K extends RoutingKey> = z.infer<MessageCatalog[K]>;
+
+/**
+ * Queues whose messages are commands: the publisher declares them too, so a command sent before its
+ * consumer ever ran waits in the queue instead of being unroutable.
+ */
+export const CommandQueues = {
+  billingHoldCommands: {
+    queue: "billing-ledger.hold-commands",
+    routingKeys: ["billing.hold.settle", "billing.hold.release"] as const satisfies readonly RoutingKey[],
+  },
+  filesVerification: {
+    queue: "files.verification",
+    routingKeys: ["files.upload.completed"] as const satisfies readonly RoutingKey[],
+  },
+} as const;

@@ -24,3 +24,15 @@ export {
 } from "./object-store";
 export { runInForeground } from "./foreground";
 export { repoRoot, localStateDir, clamavSignaturesDir } from "./repo-paths";
+export { ensurePrerequisites, tcpOpen } from "./prerequisites";
+export { localSecrets, type LocalSecrets } from "./secrets";
+export {
+  startSystem,
+  availableServices,
+  envPrefix,
+  SERVICES,
+  DEFAULT_PORTS,
+  type ServiceName,
+  type SystemOptions,
+  type RunningSystem,
+} from "./system";

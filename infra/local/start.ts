@@ -1,0 +1,148 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { deployMigrations, ensureDatabase, generateClient, listServices, serviceDatabaseUrl } from "@meter/db-tools";
+import {
+  DEFAULT_PORTS,
+  SERVICES,
+  availableServices,
+  ensureClamd,
+  ensurePrerequisites,
+  envPrefix,
+  localSecrets,
+  repoRoot,
+  startObjectStore,
+  startSystem,
+  type ServiceName,
+} from "@meter/local-infra";
+
+/**
+ * `npm start`: everything needed to use the API on this machine, in the foreground. Installs nothing
+ * by hand (bootstrap.mjs did the dependencies), applies every migration, starts what is not running,
+ * seeds a demo account and prints how to call it. Ctrl-C stops what it started.
+ */
+const started = Date.now();
+const log = (line: string) => console.log(`[start] ${line}`);
+
+async function main(): Promise<void> {
+  const secrets = localSecrets();
+  const env: Record<string, string> = {
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    RABBITMQ_URL: process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672",
+    ...secrets,
+  };
+  const ports = Object.fromEntries(
+    SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])]),
+  ) as Record<ServiceName, number>;
+
+  const rabbit = new URL(env.RABBITMQ_URL!);
+  const pg = new URL(serviceDatabaseUrl(path.join(repoRoot(), "services", "billing-ledger")));
+  await ensurePrerequisites({
+    postgres: { host: pg.hostname, port: Number(pg.port || 5432) },
+    rabbitmq: { host: rabbit.hostname, port: Number(rabbit.port || 5672) },
+    log,
+  });
+
+  const withSchema = await listServices();
+  log(`generating database clients and applying migrations for ${withSchema.map((d) => path.basename(d)).join(", ")}`);
+  await Promise.all(withSchema.map((dir) => generateClient(dir)));
+  for (const dir of withSchema) {
+    const url = serviceDatabaseUrl(dir);
+    await ensureDatabase(url);
+    await deployMigrations({ serviceDir: dir, databaseUrl: url });
+    env[`${envPrefix(path.basename(dir) as ServiceName)}_DATABASE_URL`] = url;
+  }
+
+  const stops: (() => Promise<void>)[] = [];
+  const services = availableServices();
+  if (services.includes("files")) {
+    const clamd = await ensureClamd({ port: Number(process.env.CLAMD_PORT ?? 3310), log });
+    stops.push(() => clamd.stop());
+    const store = await startObjectStore({ port: Number(process.env.OBJECT_STORE_PORT ?? 9000), buckets: ["meter-files"], log });
+    stops.push(() => store.stop());
+    Object.assign(env, {
+      CLAMD_HOST: clamd.host,
+      CLAMD_PORT: String(clamd.port),
+      OBJECT_STORE_ENDPOINT: store.endpoint,
+      OBJECT_STORE_ACCESS_KEY: store.accessKey,
+      OBJECT_STORE_SECRET_KEY: store.secretKey,
+    });
+  }
+
+  log(`starting ${services.join(", ")}`);
+  const system = await startSystem({
+    env,
+    ports,
+    autoRestart: true,
+    onOutput: (name, line) => console.log(`[${name}] ${line}`),
+  });
+  stops.unshift(() => system.stop());
+
+  const gateway = system.urls.gateway;
+  const demo = await seedDemo(gateway, secrets.ADMIN_TOKEN);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(`
+Meter is running (ready in ${seconds} s).
+
+  Base URL     ${gateway}
+  Admin token  ${secrets.ADMIN_TOKEN}
+  Demo API key ${demo.key}
+               (organization ${demo.organizationId}, all scopes, daily budget ${demo.dailyBudget} microrub)
+
+  curl -s ${gateway}/v1/models -H "Authorization: Bearer ${demo.key}"
+
+Ctrl-C stops everything this command started.
+`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`${signal}: stopping`);
+    for (const s of stops) await s().catch((e: unknown) => log(`while stopping: ${String(e)}`));
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/**
+ * The demo account, created through the admin API like any operator would: idempotent where the API
+ * is (user by email, credit by reference, models by id); each start mints a fresh key, since a key's
+ * secret is shown only once.
+ */
+async function seedDemo(gateway: string, adminToken: string) {
+  const call = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
+    const res = await fetch(gateway + p, {
+      method,
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json = (await res.json()) as T;
+    if (!res.ok) throw new Error(`${method} ${p} -> ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const models = JSON.parse(readFileSync(path.join(repoRoot(), "infra", "catalog", "models.json"), "utf8")) as Record<string, unknown>;
+  for (const [id, model] of Object.entries(models)) await call("PUT", `/admin/v1/models/${id}`, model);
+
+  const user = await call<{ id: string }>("POST", "/admin/v1/users", { email: "demo@meter.local" });
+  const keys = await call<{ data: { organization_id: string }[] }>("GET", `/admin/v1/keys?user_id=${user.id}`);
+  const organizationId =
+    keys.data[0]?.organization_id ?? (await call<{ id: string }>("POST", "/admin/v1/organizations", { name: "Demo" })).id;
+  await call("POST", `/admin/v1/organizations/${organizationId}/members`, { user_id: user.id });
+  await call("POST", `/admin/v1/organizations/${organizationId}/credits`, { amount_microrub: 1_000_000_000, reference: "demo-initial-credit" });
+  const dailyBudget = 100_000_000;
+  const key = await call<{ key: string }>("POST", "/admin/v1/keys", {
+    user_id: user.id,
+    organization_id: organizationId,
+    scopes: ["text", "images", "files:write", "files:read", "mcp:read", "mcp:invoke"],
+    daily_budget_microrub: dailyBudget,
+    name: `demo ${new Date().toISOString()} ${randomUUID().slice(0, 4)}`,
+  });
+  return { key: key.key, organizationId, dailyBudget };
+}
+
+main().catch((e: unknown) => {
+  console.error(`[start] failed: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

@@ -1,0 +1,4 @@
+import { ensureDependencies, handOver } from "./bootstrap.mjs";
+
+ensureDependencies();
+handOver("infra/local/test.ts", process.argv.slice(2));
