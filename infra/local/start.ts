@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     log,
   });
 
-  const withSchema = await listServices();
+  const withSchema = listServices();
   log(`generating database clients and applying migrations for ${withSchema.map((d) => path.basename(d)).join(", ")}`);
   await Promise.all(withSchema.map((dir) => generateClient(dir)));
   for (const dir of withSchema) {

@@ -43,7 +43,7 @@ async function main(): Promise<number> {
     log: (line) => console.log(`[test] ${line}`),
   });
   console.log(`[test] run ${run}: generating database clients`);
-  await Promise.all((await listServices()).map((dir) => generateClient(dir)));
+  await Promise.all(listServices().map((dir) => generateClient(dir)));
 
   const results: [string, boolean][] = [];
   try {

@@ -3,6 +3,8 @@ import type { AddressInfo } from "node:net";
 import { createLogger, InternalClient, listen, Metrics, closeServer } from "@meter/service-kit";
 import { startBilling, TEST_SECRET, seedAccount, type BillingHarness } from "@meter/billing-ledger/test/support/billing-harness";
 import type { Scope } from "@meter/contracts";
+import type { Bus, Consumer } from "@meter/messaging";
+import { startHoldCommandConsumer } from "@meter/billing-ledger/src/consumers/hold-commands.consumer";
 import { createApp } from "../../src/app";
 import { KeyVerifier } from "../../src/auth/key-verifier";
 import { RateLimiter } from "../../src/auth/rate-limiter";
@@ -15,7 +17,14 @@ export interface GatewayHarness {
   billing: BillingHarness;
   billingUrl: string;
   /** A user, organization with credit, and key with the given scopes. */
-  account(opts?: { scopes?: Scope[]; credit?: number }): Promise<{ key: string; keyId: string; organizationId: string; userId: string }>;
+  account(opts?: {
+    scopes?: Scope[];
+    credit?: number;
+    dailyBudget?: number;
+  }): Promise<{ key: string; keyId: string; organizationId: string; userId: string }>;
+  /** Takes billing's HTTP port down (connections refused) and brings it back on the same port. */
+  stopBillingHttp(): Promise<void>;
+  startBillingHttp(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,11 +33,21 @@ export interface GatewayHarness {
  * Services not given are reachable at a port nothing listens on.
  */
 export async function startGateway(
-  opts: { keyCacheTtlMs?: number; textLimit?: number; rateLimitPerMinute?: number; services?: Partial<Record<ServiceName, string>> } = {},
+  opts: {
+    keyCacheTtlMs?: number;
+    textLimit?: number;
+    rateLimitPerMinute?: number;
+    services?: Partial<Record<ServiceName, string>>;
+    /** Billing also consumes hold commands from this bus, as its main process does. */
+    bus?: Bus;
+  } = {},
 ): Promise<GatewayHarness> {
   const billing = await startBilling();
-  const billingServer = createServer(billing.app);
+  let billingServer = createServer(billing.app);
   const billingPort = await listen(billingServer, 0, "127.0.0.1");
+  const consumer: Consumer | undefined = opts.bus
+    ? await startHoldCommandConsumer(opts.bus, billing.services.holds, createLogger("billing-consumer-test", "silent"))
+    : undefined;
   const billingUrl = `http://127.0.0.1:${billingPort}`;
   const nobody = await unusedPort();
   const billingClient = new InternalClient({ baseUrl: billingUrl, secret: TEST_SECRET, identity: { kind: "service", service: "gateway" } });
@@ -56,10 +75,24 @@ export async function startGateway(
     url: `http://127.0.0.1:${port}`,
     billing,
     billingUrl,
-    account: (o = {}) => seedAccount(billing, { credit: o.credit ?? 1_000_000, ...(o.scopes ? { scopes: o.scopes } : {}) }),
-    async close() {
-      await closeServer(server);
+    account: (o = {}) =>
+      seedAccount(billing, {
+        credit: o.credit ?? 1_000_000,
+        ...(o.scopes ? { scopes: o.scopes } : {}),
+        ...(o.dailyBudget !== undefined ? { dailyBudget: o.dailyBudget } : {}),
+      }),
+    async stopBillingHttp() {
+      billingServer.closeAllConnections();
       await closeServer(billingServer);
+    },
+    async startBillingHttp() {
+      billingServer = createServer(billing.app);
+      await listen(billingServer, billingPort, "127.0.0.1");
+    },
+    async close() {
+      await consumer?.stop();
+      await closeServer(server);
+      if (billingServer.listening) await closeServer(billingServer);
       await billingClient.close();
       await billing.close();
     },

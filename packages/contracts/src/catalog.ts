@@ -6,7 +6,7 @@ export const ModelId = z
   .string()
   .min(1)
   .max(128)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:\/-]*$/, "letters, digits and . _ : / - only");
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]*$/, "letters, digits and . _ : / - only");
 
 export const TextTariff = z.strictObject({
   input_microrub_per_1k_tokens: Microrub,

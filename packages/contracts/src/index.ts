@@ -7,3 +7,5 @@ export * from "./catalog";
 export * from "./billing";
 export * from "./messages";
 export * from "./admin";
+export * from "./text";
+export * from "./files";

@@ -17,7 +17,7 @@ export interface BusOptions {
   logger?: BusLogger;
   /** How long connectBus waits for the first connection before failing with BusUnavailableError. Default 30 s. */
   connectTimeoutMs?: number;
-  /** How long publish (and consume's start) waits for a connection and the broker's confirm. Default 10 s. */
+  /** How long publish (and consume's start) waits for a connection, and then publish for the broker's confirm. Default 10 s. */
   publishTimeoutMs?: number;
   reconnect?: ReconnectOptions;
 }

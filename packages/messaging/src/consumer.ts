@@ -3,6 +3,7 @@ import type { ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { isRoutingKey, parseMessage } from "./catalog";
 import { publishConfirmed } from "./confirm";
 import type { BusConnection } from "./connection";
+import { errorMessage } from "./errors";
 import type { BusLogger } from "./logger";
 import { applicationHeaders, carriedHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
@@ -333,9 +334,4 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
       this.logger.warn({ queue: this.queue, err: errorMessage(err) }, "could not settle a delivery; the broker will redeliver it");
     }
   }
-}
-
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return typeof err === "string" ? err : JSON.stringify(err) ?? String(err);
 }

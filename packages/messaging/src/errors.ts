@@ -23,3 +23,9 @@ export class InvalidMessageError extends Error {
 export class NonRetryableError extends Error {
   override readonly name = "NonRetryableError";
 }
+
+/** The text of whatever was thrown, for logs and the dead-letter headers. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return typeof err === "string" ? err : JSON.stringify(err) ?? String(err);
+}

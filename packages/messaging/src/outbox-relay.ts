@@ -1,8 +1,7 @@
 import type { MessagePayload, RoutingKey } from "@meter/contracts";
 import type { Bus } from "./bus";
 import { isRoutingKey } from "./catalog";
-import { errorMessage } from "./consumer";
-import { InvalidMessageError } from "./errors";
+import { errorMessage, InvalidMessageError } from "./errors";
 import { silentLogger, type BusLogger } from "./logger";
 import type { OutboxDb, SqlExecutor } from "./outbox-sql";
 
@@ -14,7 +13,7 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** How long the relay sleeps when the outbox is drained; kick() cuts it short. Default 200 ms. */
   idleMs?: number;
-  /** How long one batch waits for the broker; the claimed rows stay locked meanwhile. Default 5 s. */
+  /** How long a batch waits for a connection, and then for the confirms; the claimed rows stay locked meanwhile. Default 5 s. */
   publishTimeoutMs?: number;
   /** Delay before a row whose publish failed is tried again: n-th failure waits backoffMs[n-1], the last entry repeats. */
   retryBackoffMs?: readonly number[];
@@ -164,7 +163,7 @@ class Relay implements OutboxRelay {
         this.logger.debug({ published: published.length, failed: failed.length }, "outbox batch relayed");
         return rows.length;
       },
-      { maxWait: 5_000, timeout: this.publishTimeoutMs + 15_000 },
+      { maxWait: 5_000, timeout: 2 * this.publishTimeoutMs + 15_000 },
     );
   }
 

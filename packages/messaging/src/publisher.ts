@@ -19,10 +19,11 @@ export class Publisher {
   ) {}
 
   async publish(exchange: string, routingKey: string, content: Buffer, options: Options.Publish, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     const sending = (async () => {
-      const channel = await this.channel(deadline);
-      await publishConfirmed(channel, exchange, routingKey, content, options, Math.max(deadline - Date.now(), 1));
+      const channel = await this.channel(Date.now() + timeoutMs);
+      // The confirm gets a window of its own: a message sent just before a shared deadline would time out
+      // although the broker took it, and be published again.
+      await publishConfirmed(channel, exchange, routingKey, content, options, timeoutMs);
     })();
     this.inFlight.add(sending);
     try {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing/src/rabbitmq";
+import { createTestVhost, type TestVhost } from "@meter/testing";
 import { connectBus, MessageHeaders, NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 import { eventually, sleep } from "./support/waiting";

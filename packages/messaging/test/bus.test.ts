@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing/src/rabbitmq";
+import { createTestVhost, type TestVhost } from "@meter/testing";
 import {
   BusUnavailableError,
   connectBus,

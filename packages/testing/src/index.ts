@@ -1,1 +1,3 @@
 export * from "./database";
+export * from "./rabbitmq";
+export * from "./fake-upstream";

@@ -1,0 +1,107 @@
+import { z } from "zod";
+
+/** What a key holder may upload (CONTRACT.md "Files"). */
+export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "application/pdf"]);
+export type UploadMimeType = z.infer<typeof UploadMimeType>;
+
+/** What a media job may store as its result: the upload types plus JSON and plain text. */
+export const ResultMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "application/pdf", "application/json", "text/plain"]);
+export type ResultMimeType = z.infer<typeof ResultMimeType>;
+
+export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 digest as 64 lowercase hex characters");
+
+/**
+ * A name to show and to offer on download, not a path: 1-255 characters, no control characters, no
+ * path separators, not "." or "..".
+ */
+export const Filename = z
+  .string()
+  .min(1, "must not be empty")
+  .max(255, "must be at most 255 characters")
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f/\\]+$/, "must not contain control characters, / or \\")
+  .refine((name) => name !== "." && name !== "..", "must not be . or ..")
+  .refine((name) => name.trim().length > 0, "must not be blank");
+
+/** POST /v1/files. The size limit is the service's MAX_FILE_BYTES, checked there. */
+export const CreateFileRequest = z.strictObject({
+  filename: Filename,
+  mime_type: UploadMimeType,
+  size_bytes: z.number().int().min(1),
+  sha256: Sha256Hex,
+});
+export type CreateFileRequest = z.infer<typeof CreateFileRequest>;
+
+/**
+ * `uploading` and `uploaded` sit between `awaiting_upload` and `verifying`: the PUT is streaming, or
+ * has finished and waits for the completion call.
+ */
+export const FileStatus = z.enum(["awaiting_upload", "uploading", "uploaded", "verifying", "verified", "rejected"]);
+export type FileStatus = z.infer<typeof FileStatus>;
+
+export const RejectionCode = z.enum(["upload_missing", "size_mismatch", "checksum_mismatch", "mime_mismatch", "malware_detected"]);
+export type RejectionCode = z.infer<typeof RejectionCode>;
+
+export const FilePurpose = z.enum(["upload", "job_result"]);
+export type FilePurpose = z.infer<typeof FilePurpose>;
+
+/** Where and how to PUT the bytes: the URL is the credential, `headers` must be sent exactly. */
+export const UploadInstructions = z.object({
+  url: z.url(),
+  method: z.literal("PUT"),
+  headers: z.record(z.string(), z.string()),
+  expires_at: z.string(),
+});
+export type UploadInstructions = z.infer<typeof UploadInstructions>;
+
+export const FileRecord = z.object({
+  id: z.uuid(),
+  object: z.literal("file"),
+  purpose: FilePurpose,
+  filename: z.string(),
+  mime_type: z.string(),
+  size_bytes: z.number().int(),
+  sha256: Sha256Hex,
+  status: FileStatus,
+  created_at: z.string(),
+  expires_at: z.string(),
+  /** Only in the 201 of POST /v1/files. */
+  upload: UploadInstructions.optional(),
+  /** Only when `status` is `rejected`. */
+  rejection: z.object({ code: RejectionCode }).optional(),
+});
+export type FileRecord = z.infer<typeof FileRecord>;
+
+export const FileList = z.object({
+  object: z.literal("list"),
+  data: z.array(FileRecord),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});
+export type FileList = z.infer<typeof FileList>;
+
+export const FileDeleted = z.object({ id: z.uuid(), object: z.literal("file"), deleted: z.literal(true) });
+export type FileDeleted = z.infer<typeof FileDeleted>;
+
+/** The header of an upload PUT that carries the declared SHA-256 (hex). */
+export const UploadSha256Header = "x-content-sha256";
+
+/**
+ * Internal API of the files service (signed service identity only), for media-jobs:
+ * - GET  /internal/v1/files/{id}?user_id=         the file if it is the user's and verified (404 file_not_found, 409 file_not_verified)
+ * - GET  /internal/v1/files/{id}/content?user_id= its bytes, streamed, under the same rule
+ * - PUT  /internal/v1/job-results/{job_id}?user_id=&organization_id=&filename=
+ *        a job's result: the body streamed with Content-Type (ResultMimeType) and Content-Length;
+ *        201 with the FileRecord, 200 with the same record when the job already stored its result.
+ */
+export const InternalFileQuery = z.strictObject({ user_id: z.uuid() });
+export type InternalFileQuery = z.infer<typeof InternalFileQuery>;
+
+export const StoreJobResultQuery = z.strictObject({
+  user_id: z.uuid(),
+  organization_id: z.uuid(),
+  filename: Filename,
+});
+export type StoreJobResultQuery = z.infer<typeof StoreJobResultQuery>;
+
+export const JobId = z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/, "must be 1-200 of A-Z a-z 0-9 . _ : -");

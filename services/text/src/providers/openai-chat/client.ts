@@ -1,0 +1,18 @@
+import type { Provider } from "@meter/contracts";
+import type { TextProvider } from "../provider";
+import { remoteProvider, type WireProtocol } from "../shared/remote-provider";
+import { toChatCompletionsBody } from "./map-request";
+import { fromChatCompletionsBody } from "./map-response";
+
+/** Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama, OpenRouter...): `base_url` ends in /v1. */
+export const openaiChatProtocol: WireProtocol = {
+  vendor: "openai-chat",
+  path: "/chat/completions",
+  authHeaders: (apiKey): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+  mapRequest: toChatCompletionsBody,
+  mapResponse: fromChatCompletionsBody,
+};
+
+export function createOpenAIChatProvider(provider: Provider, env: NodeJS.ProcessEnv): TextProvider {
+  return remoteProvider(openaiChatProtocol, provider, env);
+}

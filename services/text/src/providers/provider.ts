@@ -1,0 +1,57 @@
+import type { Provider } from "@meter/contracts";
+
+/**
+ * What every upstream adapter receives: the request reduced to what all four wire protocols can say.
+ * `maxTokens` is always set, because the hold was computed from it and the upstream must not exceed it.
+ */
+export interface ProviderRequest {
+  /** The model name sent upstream (catalog `upstream_model`, else the public id). */
+  model: string;
+  system?: string;
+  messages: { role: "user" | "assistant"; text: string }[];
+  maxTokens: number;
+  temperature?: number;
+}
+
+export interface ProviderUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export interface ProviderResult {
+  text: string;
+  stopReason: "end_turn" | "max_tokens";
+  /** What the upstream reported; undefined when it reported nothing usable (missing, negative, not integers). */
+  usage?: ProviderUsage;
+  /** The upstream's own id for the call, for logs. */
+  upstreamId?: string;
+}
+
+/**
+ * How an upstream call failed, which decides what happens to the money:
+ * - `not_sent`: the request never reached the upstream (connection refused, DNS): nothing ran.
+ * - `rejected`: the upstream answered 4xx: it refused the request, nothing ran.
+ * - `failed`: the upstream answered 5xx (or 429 overload): it did not complete the call; worth retrying.
+ * - `unknown`: the request was sent and no answer came (timeout, connection dropped, unreadable body):
+ *   the upstream may have run it and charged us.
+ */
+export type UpstreamFailureKind = "not_sent" | "rejected" | "failed" | "unknown";
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly kind: UpstreamFailureKind,
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "UpstreamError";
+  }
+}
+
+export interface TextProvider {
+  complete(request: ProviderRequest, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ProviderResult>;
+}
+
+/** Builds the adapter for a catalog entry's provider block; upstream keys come from the environment. */
+export type ProviderFactory = (provider: Provider, env: NodeJS.ProcessEnv) => TextProvider;
