@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { FAKE_MODEL, startSystemUnderTest, type SystemUnderTest } from "./support/system-under-test";
+import { FAKE_MODEL, startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
 
 /**
  * SIGKILL the text service with requests in flight, start it again, and show that every hold is

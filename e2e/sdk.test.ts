@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest } from "./support/system-under-test";
+import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
 
 /** The official clients only change baseURL and the key, and add an Idempotency-Key per request. */
 let sut: SystemUnderTest;

@@ -66,3 +66,27 @@ export const BalanceResponse = z.object({
   available_microrub: Microrub,
 });
 export type BalanceResponse = z.infer<typeof BalanceResponse>;
+
+/**
+ * POST /internal/v1/hold-ops: many hold operations in one call. A busy caller batches its concurrent
+ * requests' holds and settlements into one round trip (each socket write is the dearest thing on the
+ * path); each operation succeeds or fails on its own.
+ */
+export const HoldOp = z.discriminatedUnion("op", [
+  PlaceHoldRequest.extend({ op: z.literal("place") }),
+  SettleHoldRequest.extend({ op: z.literal("settle"), hold_id: z.uuid() }),
+  ReleaseHoldRequest.extend({ op: z.literal("release"), hold_id: z.uuid() }),
+]);
+export type HoldOp = z.infer<typeof HoldOp>;
+
+export const HoldOpsRequest = z.strictObject({ ops: z.array(HoldOp).min(1).max(500) });
+export type HoldOpsRequest = z.infer<typeof HoldOpsRequest>;
+
+export const HoldOpResult = z.union([
+  z.object({ ok: z.literal(true), hold: Hold }),
+  z.object({ ok: z.literal(false), error: z.object({ status: z.number().int(), code: z.string(), message: z.string() }) }),
+]);
+export type HoldOpResult = z.infer<typeof HoldOpResult>;
+
+export const HoldOpsResponse = z.object({ results: z.array(HoldOpResult) });
+export type HoldOpsResponse = z.infer<typeof HoldOpsResponse>;

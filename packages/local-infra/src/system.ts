@@ -42,6 +42,8 @@ export interface SystemOptions {
   /** Restart a process that exits on its own (npm start); tests leave crashes to the test. */
   autoRestart?: boolean;
   readyTimeoutMs?: number;
+  /** Extra node flags for every process (e.g. --cpu-prof when profiling a benchmark). */
+  nodeArgs?: string[];
 }
 
 export interface RunningSystem {
@@ -89,7 +91,7 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
 
   const launch = (spec: ProcessSpec): void => {
     const tail = new OutputTail((line) => opts.onOutput?.(spec.name, line));
-    const child = spawn(process.execPath, ["--import", "tsx", spec.entry], {
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), "--import", "tsx", spec.entry], {
       cwd: repoRoot(),
       env,
       stdio: ["ignore", "pipe", "pipe"],

@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import { createServiceApp, jsonBody, requireIdentity, type Logger, type Metrics, type ReadinessCheck } from "@meter/service-kit";
-import type { Db } from "./db";
+import type { Database } from "./db";
 import { HoldOpsRepository } from "./repositories/hold-ops.repository";
 import { HoldRepository } from "./repositories/hold.repository";
 import { AccountService } from "./services/account.service";
@@ -20,8 +20,9 @@ export interface BillingServices {
   catalog: CatalogService;
 }
 
-export function createBillingServices(db: Db, timezone: string): BillingServices {
-  const holdOps = new HoldOpsRepository(db, timezone);
+export function createBillingServices(database: Database, timezone: string): BillingServices {
+  const db = database.prisma;
+  const holdOps = new HoldOpsRepository(database.pool, timezone);
   return {
     holdOps,
     holdReads: new HoldRepository(db),

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { connectBus, startOutboxRelay } from "@meter/messaging";
 import { closeServer, createLogger, listen, Metrics, runService } from "@meter/service-kit";
 import { loadConfig } from "./config";
-import { createDb } from "./db";
+import { createDatabase } from "./db";
 import { createApp, createBillingServices } from "./app";
 import { startHoldCommandConsumer } from "./consumers/hold-commands.consumer";
 import { HoldExpiryService } from "./services/hold-expiry.service";
@@ -11,12 +11,15 @@ const logger = createLogger("billing-ledger");
 
 runService(logger, async () => {
   const config = loadConfig();
-  const db = createDb(config.BILLING_LEDGER_DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const database = createDatabase(config.BILLING_LEDGER_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
+    logger.warn({ err }, "an idle database connection was lost"),
+  );
+  const db = database.prisma;
   await db.$queryRawUnsafe("SELECT now() AT TIME ZONE $1", config.BUDGET_TIMEZONE).catch((e: unknown) => {
     throw new Error(`BUDGET_TIMEZONE "${config.BUDGET_TIMEZONE}" is not a time zone PostgreSQL knows`, { cause: e });
   });
   const metrics = new Metrics("billing-ledger");
-  const services = createBillingServices(db, config.BUDGET_TIMEZONE);
+  const services = createBillingServices(database, config.BUDGET_TIMEZONE);
 
   const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", logger });
   const relay = startOutboxRelay({ db, bus, logger });
@@ -56,7 +59,7 @@ runService(logger, async () => {
       await consumer.stop();
       await relay.stop();
       await bus.close();
-      await db.$disconnect();
+      await database.close();
     },
   };
 });

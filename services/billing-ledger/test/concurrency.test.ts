@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createDb, type Db } from "../src/db";
+import { createDatabase, type Database } from "../src/db";
 import { createBillingServices, type BillingServices } from "../src/app";
 import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
@@ -9,18 +9,18 @@ import { seedAccount, startBilling, type BillingHarness } from "./support/billin
  * each other inside PostgreSQL rather than queueing in one process.
  */
 let h: BillingHarness;
-let replicas: { db: Db; services: BillingServices }[];
+let replicas: { database: Database; services: BillingServices }[];
 
 beforeAll(async () => {
   h = await startBilling();
   replicas = Array.from({ length: 4 }, () => {
-    const db = createDb(h.url, 8);
-    return { db, services: createBillingServices(db, "UTC") };
+    const database = createDatabase(h.url, 8);
+    return { database, services: createBillingServices(database, "UTC") };
   });
 });
 afterAll(async () => {
   await h.assertBooksBalance();
-  await Promise.all(replicas.map((r) => r.db.$disconnect()));
+  await Promise.all(replicas.map((r) => r.database.close()));
   await h.close();
 });
 

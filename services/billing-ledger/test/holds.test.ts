@@ -116,6 +116,33 @@ describe("holds", () => {
     expect(res.body.error.code).toBe("not_found");
   });
 
+  it("applies a batch of operations in one call, each succeeding or failing on its own", async () => {
+    const a = await seedAccount(h, { credit: 10_000 });
+    const settled = randomUUID();
+    await place(a.keyId, 1_000, settled).expect(201);
+    const fresh = randomUUID();
+    const res = await h
+      .call("POST", "/internal/v1/hold-ops", SERVICE)
+      .send({
+        ops: [
+          { op: "place", hold_id: fresh, key_id: a.keyId, amount_microrub: 2_000, operation: "text", model: "m", source: "text" },
+          { op: "place", hold_id: randomUUID(), key_id: a.keyId, amount_microrub: 1_000_000, operation: "text", model: "m", source: "text" },
+          { op: "settle", hold_id: settled, amount_microrub: 700 },
+          { op: "settle", hold_id: randomUUID(), amount_microrub: 1 },
+          { op: "release", hold_id: fresh, reason: "changed my mind" },
+        ],
+      })
+      .expect(200);
+    expect(res.body.results.map((r: { ok: boolean; hold?: { status: string }; error?: { code: string } }) => (r.ok ? r.hold!.status : r.error!.code))).toEqual([
+      "active",
+      "insufficient_balance",
+      "settled",
+      "not_found",
+      "released",
+    ]);
+    expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 9_300, reserved_microrub: 0 });
+  });
+
   it("accepts only signed service callers on the internal API", async () => {
     await h.call("POST", "/internal/v1/holds", { kind: "admin" }).send({}).expect(403);
   });

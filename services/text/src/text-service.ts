@@ -6,7 +6,7 @@ import { InternalClient, Metrics, type Logger } from "@meter/service-kit";
 import { BillingAdapter } from "./adapters/billing.adapter";
 import { CatalogCache } from "./adapters/catalog-cache";
 import { createApp } from "./app";
-import { createDb, type Db } from "./db";
+import { createDatabase, type Db } from "./db";
 import { closeUpstreamAgents, createProvider } from "./providers";
 import { TextRequestRepository } from "./repositories/text-request.repository";
 import { QuoteService } from "./services/quote.service";
@@ -51,13 +51,16 @@ export async function createTextService(opts: TextServiceOptions): Promise<TextS
   const workerId = randomUUID();
   // A settlement handed off while billing has never run must wait in its queue, not be unroutable.
   await opts.bus.declareQueue(CommandQueues.billingHoldCommands);
-  const db = createDb(opts.databaseUrl, opts.databasePoolSize ?? 10);
+  const database = createDatabase(opts.databaseUrl, opts.databasePoolSize ?? 10, (err) =>
+    opts.logger.warn({ err }, "an idle database connection was lost"),
+  );
+  const db = database.prisma;
   const billingClient = new InternalClient({ baseUrl: opts.billingUrl, secret: opts.internalSecret, identity: { kind: "service", service: "text" } });
   const catalog = new CatalogCache(billingClient, opts.catalogRefreshMs, opts.logger);
-  const repo = new TextRequestRepository(db);
+  const repo = new TextRequestRepository(database);
   const relay: OutboxRelay = startOutboxRelay({ db, bus: opts.bus, logger: opts.logger });
   const runner = new TextRunner({
-    db,
+    db: database,
     repo,
     billing: new BillingAdapter(billingClient),
     providerFor: (p) => createProvider(p, opts.env),
@@ -95,7 +98,7 @@ export async function createTextService(opts: TextServiceOptions): Promise<TextS
     defaultMaxTokens: opts.defaultMaxTokens,
     bodyLimitBytes: opts.bodyLimitBytes ?? 10 * 1024 * 1024 + 64 * 1024,
     readiness: [
-      { name: "database", check: async () => void (await db.$queryRawUnsafe("SELECT 1")) },
+      { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
       {
         name: "catalog",
         check: async () => {
@@ -119,7 +122,7 @@ export async function createTextService(opts: TextServiceOptions): Promise<TextS
       await relay.stop();
       await billingClient.close();
       await closeUpstreamAgents();
-      await db.$disconnect();
+      await database.close();
     },
   };
 }

@@ -23,8 +23,10 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   app.disable("x-powered-by");
   app.set("etag", false);
   app.use(requestId({ trustIncoming: opts.trustIncomingRequestId ?? true }));
-  app.use(
-    pinoHttp({
+  // The access log costs CPU on every request even when its lines are dropped; leave it out when they would be.
+  if (opts.logger.isLevelEnabled("info")) {
+    app.use(
+      pinoHttp({
       logger: opts.logger,
       genReqId: (req) => (req as express.Request).requestId,
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
@@ -34,8 +36,9 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-    }),
-  );
+      }),
+    );
+  }
   app.use(opts.metrics.middleware());
   app.use(healthRoutes(opts.readiness));
   app.use(opts.metrics.routes());

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { Client } from "pg";
-import { createDb } from "../db";
+import { createDatabase } from "../db";
 import { BooksCheckService, formatBooksReport } from "../services/books-check.service";
 
 /**
@@ -19,13 +19,13 @@ async function main(): Promise<number> {
   }
   let failed = 0;
   for (const url of urls) {
-    const db = createDb(url, 2);
+    const database = createDatabase(url, 2);
     try {
-      const report = await new BooksCheckService(db).run();
+      const report = await new BooksCheckService(database.prisma).run();
       console.log(formatBooksReport(report, new URL(url).pathname.slice(1)));
       if (report.discrepancies.length > 0) failed++;
     } finally {
-      await db.$disconnect();
+      await database.close();
     }
   }
   console.log(failed === 0 ? `books check passed for ${urls.length} database(s)` : `books check FAILED for ${failed} of ${urls.length} database(s)`);

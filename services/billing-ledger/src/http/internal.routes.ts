@@ -1,7 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
-import { PlaceHoldRequest, ReleaseHoldRequest, SettleHoldRequest, VerifyKeyRequest } from "@meter/contracts";
-import { parseInput } from "@meter/service-kit";
+import { HoldOpsRequest, PlaceHoldRequest, ReleaseHoldRequest, SettleHoldRequest, VerifyKeyRequest, type HoldOp, type HoldOpResult } from "@meter/contracts";
+import { AppError, parseInput } from "@meter/service-kit";
 import type { ApiKeyService } from "../services/api-key.service";
 import type { CatalogService } from "../services/catalog.service";
 import type { HoldService } from "../services/hold.service";
@@ -30,6 +30,12 @@ export function internalRoutes(deps: { holdReads: HoldRepository; keys: ApiKeySe
   r.post("/holds", async (req, res) => {
     const { hold, created } = await deps.holds.place(parseInput(PlaceHoldRequest, req.body));
     res.status(created ? 201 : 200).json(hold);
+  });
+
+  r.post("/hold-ops", async (req, res) => {
+    const { ops } = parseInput(HoldOpsRequest, req.body);
+    const results = await Promise.all(ops.map((op) => applyOne(deps.holds, op)));
+    res.json({ results });
   });
 
   /** A reconciler's view: active holds a source placed more than `older_than_s` ago. */
@@ -63,4 +69,20 @@ export function internalRoutes(deps: { holdReads: HoldRepository; keys: ApiKeySe
   });
 
   return r;
+}
+
+/** One operation of a batch: its hold, or the error the single-operation endpoint would have answered. */
+async function applyOne(holds: HoldService, op: HoldOp): Promise<HoldOpResult> {
+  try {
+    const hold =
+      op.op === "place"
+        ? (await holds.place(op)).hold
+        : op.op === "settle"
+          ? await holds.settle(op.hold_id, op.amount_microrub)
+          : await holds.release(op.hold_id, op.reason);
+    return { ok: true, hold };
+  } catch (e) {
+    if (e instanceof AppError) return { ok: false, error: { status: e.status, code: e.code, message: e.message } };
+    throw e;
+  }
 }

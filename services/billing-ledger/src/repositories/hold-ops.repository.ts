@@ -1,5 +1,5 @@
 import { Batcher } from "@meter/service-kit";
-import type { Db } from "../db";
+import type { Pool } from "pg";
 
 export type HoldOp =
   | { op: "place"; hold_id: string; key_id: string; amount: number; operation: string; model: string; source: string }
@@ -54,7 +54,7 @@ export class HoldOpsRepository {
   private readonly batcher: Batcher<HoldOp, HoldOpResult>;
 
   constructor(
-    private readonly db: Db,
+    private readonly pool: Pool,
     private readonly timezone: string,
     opts: { maxBatch?: number } = {},
   ) {
@@ -82,12 +82,11 @@ export class HoldOpsRepository {
   private async run(ops: HoldOp[]): Promise<HoldOpResult[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const rows = await this.db.$queryRawUnsafe<(HoldRow & { ord: bigint; outcome: HoldOutcome })[]>(
-          "SELECT * FROM apply_hold_ops($1::jsonb, $2)",
-          JSON.stringify(ops),
-          this.timezone,
-        );
-        return rows.map(({ ord: _ord, outcome, ...hold }) => ({ outcome, hold }));
+        const { rows } = await this.pool.query<SqlHoldRow>("SELECT * FROM apply_hold_ops($1::jsonb, $2)", [JSON.stringify(ops), this.timezone]);
+        return rows.map(({ ord: _ord, outcome, amount, settled, ...rest }) => ({
+          outcome,
+          hold: { ...rest, amount: amount === null ? null : BigInt(amount), settled: settled === null ? null : BigInt(settled) },
+        }));
       } catch (e) {
         if (attempt < 5 && RETRYABLE.has(sqlStateOf(e))) continue;
         throw e;
@@ -96,9 +95,11 @@ export class HoldOpsRepository {
   }
 }
 
+/** pg returns bigint columns as strings. */
+type SqlHoldRow = Omit<HoldRow, "amount" | "settled"> & { ord: string; outcome: HoldOutcome; amount: string | null; settled: string | null };
+
 function sqlStateOf(e: unknown): string {
-  const err = e as { code?: string; meta?: { code?: string }; cause?: { code?: string; originalCode?: string } };
-  return err.cause?.originalCode ?? err.cause?.code ?? err.meta?.code ?? err.code ?? "";
+  return (e as { code?: string }).code ?? "";
 }
 
 function asError(e: unknown): Error {

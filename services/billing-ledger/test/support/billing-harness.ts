@@ -6,7 +6,7 @@ import { createTestDatabase } from "@meter/testing";
 import { createLogger, Metrics, signIdentity } from "@meter/service-kit";
 import type { Identity, Scope } from "@meter/contracts";
 import { createApp, createBillingServices, type BillingServices } from "../../src/app";
-import { createDb, type Db } from "../../src/db";
+import { createDatabase, type Db } from "../../src/db";
 import { BooksCheckService, formatBooksReport } from "../../src/services/books-check.service";
 
 export const SERVICE_DIR = path.resolve(__dirname, "../..");
@@ -26,8 +26,9 @@ export interface BillingHarness {
 
 export async function startBilling(opts: { timezone?: string } = {}): Promise<BillingHarness> {
   const database = await createTestDatabase(SERVICE_DIR);
-  const db = createDb(database.url, 20);
-  const services = createBillingServices(db, opts.timezone ?? "UTC");
+  const handle = createDatabase(database.url, 20);
+  const db = handle.prisma;
+  const services = createBillingServices(handle, opts.timezone ?? "UTC");
   const app = createApp({
     internalSecret: TEST_SECRET,
     logger: createLogger("billing-ledger-test", "silent"),
@@ -51,7 +52,7 @@ export async function startBilling(opts: { timezone?: string } = {}): Promise<Bi
       if (report.discrepancies.length > 0) throw new Error(formatBooksReport(report, database.url));
     },
     async close() {
-      await db.$disconnect();
+      await handle.close();
       await database.drop();
     },
   };

@@ -64,7 +64,7 @@ export function renderCompleted(r: TextRecord): HttpAnswer {
 
 /** 202: the outcome is not final yet; the client retries with the same key and body. */
 export function renderPending(r: TextRecord): HttpAnswer {
-  const waitingForUpstream = r.state === "reserving" || r.state === "running";
+  const waitingForUpstream = r.state === "reserving";
   const body = {
     id: `${r.endpoint === "messages" ? "msg" : "resp"}_${hex(r.id)}`,
     type: "pending",

@@ -67,6 +67,8 @@ export class TextRequestService {
 
   /** A retry of a request: its stored answer, or its progress if it is still under way. */
   private async awaitExisting(record: TextRecord): Promise<HttpAnswer> {
+    const justCompleted = this.deps.runner.justCompleted(record.id);
+    if (justCompleted) return renderRecord(justCompleted);
     if (record.state === "completed" || record.state === "failed") return renderRecord(record);
     if (this.deps.runner.isActive(record.id)) return this.wait(this.deps.runner.drive(record), record);
     return renderPending(record);
@@ -80,7 +82,7 @@ export class TextRequestService {
     try {
       const outcome = await Promise.race([drive, window]);
       // Past the window the work goes on; the client comes back with the same key for the result.
-      return renderRecord(outcome === "timeout" ? { ...record, state: "running" } : outcome);
+      return renderRecord(outcome === "timeout" ? record : outcome);
     } catch (e) {
       if (e instanceof Refused) throw e.error;
       // Something broke mid-way (e.g. our database): money may be held, so this is pending, never an

@@ -4,13 +4,13 @@ import { writeOutboxMessage } from "@meter/messaging";
 import { AppError, type Logger } from "@meter/service-kit";
 import { BillingUnreachable, type BillingAdapter } from "../adapters/billing.adapter";
 import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
-import type { Db } from "../db";
+import type { Database } from "../db";
 import type { StoredError, TextPatch, TextRecord, TextRequestRepository, TextResult } from "../repositories/text-request.repository";
 import { costOf } from "./pricing";
 import { renderError } from "../render/text.render";
 
 export interface RunnerDeps {
-  db: Db;
+  db: Database;
   repo: TextRequestRepository;
   billing: BillingAdapter;
   providerFor: (provider: Provider) => TextProvider;
@@ -46,17 +46,27 @@ export const MAX_UNKNOWN_ATTEMPTS = 10;
  * Drives a text request through its states until it is final, or must wait (billing unreachable,
  * upstream outcome unknown) and is parked for the reconciler:
  *
- *   reserving -> running -> settling -> completed
- *                       \-> releasing -> failed
+ *   reserving -> settling -> completed
+ *            \-> releasing -> failed
  *
+ * `reserving` covers placing the hold and calling the upstream: both are repeated when a record is
+ * resumed (placing is idempotent; a call whose outcome is unknown must be made again anyway), so no
+ * write is spent between them.
  * Each step is committed before the next is taken, and each money call is idempotent on the hold id,
  * so whichever process resumes a record after a crash repeats at most an idempotent call. An upstream
  * call whose outcome is unknown is never taken as failed: the hold stays and the call is made again.
  */
 export class TextRunner {
   private readonly active = new Map<string, Promise<TextRecord>>();
+  /** Completed records whose `completed` mark is still being written; a retry is answered from here. */
+  private readonly completing = new Map<string, TextRecord>();
 
   constructor(private readonly deps: RunnerDeps) {}
+
+  /** The final record if this process finished it and is still writing its completion. */
+  justCompleted(id: string): TextRecord | undefined {
+    return this.completing.get(id);
+  }
 
   isActive(id: string): boolean {
     return this.active.has(id);
@@ -95,8 +105,6 @@ export class TextRunner {
     switch (r.state) {
       case "reserving":
         return this.reserve(r, firstAttempt);
-      case "running":
-        return this.execute(r);
       case "settling":
         return this.settle(r);
       case "releasing":
@@ -116,7 +124,7 @@ export class TextRunner {
         model: r.model,
         source: "text",
       });
-      if (hold.status === "active") return this.deps.repo.transition(r, { state: "running" });
+      if (hold.status === "active") return this.execute(r);
       // The hold id was released before it was placed (an earlier attempt gave up on it): that id can
       // never hold money again, so reserve under a fresh one.
       this.deps.logger.warn({ request: r.id, hold: r.holdId, status: hold.status }, "hold not active at placement; reserving under a new id");
@@ -165,7 +173,7 @@ export class TextRunner {
       }
       const textResult = toTextResult(r, result);
       const cost = Math.min(costOf(r.plan.tariff, textResult.usage.input_tokens, textResult.usage.output_tokens), r.estimatedCost);
-      return this.deps.repo.transition(r, { state: "settling", result: textResult, cost });
+      return this.deps.repo.storeResult(r, textResult, cost);
     }
   }
 
@@ -173,12 +181,19 @@ export class TextRunner {
     const cost = r.cost ?? r.estimatedCost;
     try {
       await this.deps.billing.settle(r.holdId, cost);
-      return this.deps.repo.transition(r, { state: "completed" });
     } catch (e) {
       if (e instanceof AppError && e.code === "hold_already_resolved") return this.resolvedElsewhere(r);
       if (e instanceof BillingUnreachable) return this.handOff(r, "billing.hold.settle", { version: "v1", hold_id: r.holdId, amount_microrub: cost });
       throw e;
     }
+    // Settled: the answer can go out now; the `completed` mark follows in a batch (see the repository).
+    const done: TextRecord = { ...r, state: "completed" };
+    this.completing.set(r.id, done);
+    this.deps.repo
+      .complete(r)
+      .catch((e: unknown) => this.deps.logger.warn({ err: e, request: r.id }, "completion mark not written; the reconciler will settle again"))
+      .finally(() => this.completing.delete(r.id));
+    return done;
   }
 
   private async release(r: TextRecord): Promise<TextRecord | undefined> {
@@ -215,7 +230,7 @@ export class TextRunner {
     routingKey: K,
     payload: Parameters<typeof writeOutboxMessage<K>>[2],
   ): Promise<TextRecord | undefined> {
-    await writeOutboxMessage(this.deps.db, routingKey, payload, { messageId: r.holdId });
+    await writeOutboxMessage(this.deps.db.prisma, routingKey, payload, { messageId: r.holdId });
     this.deps.onOutbox();
     return this.park(r, r.attempts + 1);
   }

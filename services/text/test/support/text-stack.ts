@@ -7,10 +7,10 @@ import { ADMIN_TOKEN, startGateway, type GatewayHarness } from "@meter/gateway/t
 import { TEST_SECRET } from "@meter/billing-ledger/test/support/billing-harness";
 import { createTextService, type TextService } from "../../src/text-service";
 
-export const LOCAL_MODEL = "meter-local-echo";
-export const FAKE_MODEL = "fake-claude";
+import { FAKE_MODEL, LOCAL_MODEL, PRICES } from "@meter/testing";
+
+export { FAKE_MODEL, LOCAL_MODEL, PRICES };
 export const FAKE_CHAT_MODEL = "fake-chat";
-export const PRICES = { input_microrub_per_1k_tokens: 1_000, output_microrub_per_1k_tokens: 3_000 };
 
 export interface TextStack {
   url: string;

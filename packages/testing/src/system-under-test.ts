@@ -1,12 +1,13 @@
+import { spawnSync } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:net";
 import path from "node:path";
-import { createTestDatabase, createTestVhost, startFakeUpstream, type FakeUpstream, type TestDatabase, type TestVhost } from "@meter/testing";
 import { startSystem, SERVICES, type RunningSystem, type ServiceName } from "@meter/local-infra";
-import { createDb } from "@meter/billing-ledger/src/db";
-import { BooksCheckService, formatBooksReport } from "@meter/billing-ledger/src/services/books-check.service";
+import { createTestDatabase, type TestDatabase } from "./database";
+import { createTestVhost, type TestVhost } from "./rabbitmq";
+import { startFakeUpstream, type FakeUpstream } from "./fake-upstream";
 
-const root = path.resolve(__dirname, "../..");
+const root = path.resolve(__dirname, "../../..");
 export const LOCAL_MODEL = "meter-local-echo";
 export const FAKE_MODEL = "fake-claude";
 export const PRICES = { input_microrub_per_1k_tokens: 1_000, output_microrub_per_1k_tokens: 3_000 };
@@ -15,11 +16,14 @@ export interface SystemUnderTest {
   url: string;
   adminToken: string;
   system: RunningSystem;
+  /** The in-process fake upstream (undefined when an external one was given). */
   fake: FakeUpstream;
   admin<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<T>;
   /** A user and organization with `credit` microrub and a key with every scope. */
   account(credit?: number): Promise<{ key: string; keyId: string; organizationId: string }>;
   assertBooksBalance(): Promise<void>;
+  /** Runs `pnpm ledger:check` on the billing database: its printout and whether the books balance. */
+  booksCheck(): { ok: boolean; output: string };
   close(): Promise<void>;
 }
 
@@ -27,8 +31,17 @@ export interface SystemUnderTest {
  * The real thing: each service its own process (as npm start runs them), on fresh databases and a
  * fresh RabbitMQ vhost, with a fake upstream model provider speaking the vendors' protocols.
  */
-export async function startSystemUnderTest(opts: { only?: ServiceName[]; env?: Record<string, string> } = {}): Promise<SystemUnderTest> {
+export async function startSystemUnderTest(
+  opts: {
+    only?: ServiceName[];
+    env?: Record<string, string>;
+    /** An upstream already running elsewhere (a benchmark keeps it out of this process). */
+    upstream?: { anthropicBaseUrl: string };
+    nodeArgs?: string[];
+  } = {},
+): Promise<SystemUnderTest> {
   const fake = await startFakeUpstream();
+  const upstream = opts.upstream ?? fake;
   const vhost: TestVhost = await createTestVhost();
   const databases: Record<string, TestDatabase> = {};
   for (const service of ["billing-ledger", "text"]) databases[service] = await createTestDatabase(path.join(root, "services", service));
@@ -50,6 +63,7 @@ export async function startSystemUnderTest(opts: { only?: ServiceName[]; env?: R
       WORKER_STALE_MS: "2000",
       ...opts.env,
     },
+    ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
     onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}] ${line}`) : undefined,
   });
   const url = system.urls.gateway;
@@ -66,7 +80,7 @@ export async function startSystemUnderTest(opts: { only?: ServiceName[]; env?: R
   await admin("PUT", `/admin/v1/models/${LOCAL_MODEL}`, { enabled: true, provider: { kind: "local" }, operations: { text: PRICES } });
   await admin("PUT", `/admin/v1/models/${FAKE_MODEL}`, {
     enabled: true,
-    provider: { kind: "anthropic", base_url: fake.anthropicBaseUrl, api_key_env: "FAKE_UPSTREAM_KEY" },
+    provider: { kind: "anthropic", base_url: upstream.anthropicBaseUrl, api_key_env: "FAKE_UPSTREAM_KEY" },
     operations: { text: PRICES },
   });
   // The text service reloads the catalog every 200 ms here.
@@ -92,14 +106,10 @@ export async function startSystemUnderTest(opts: { only?: ServiceName[]; env?: R
       return { key: key.key, keyId: key.id, organizationId: org.id };
     },
     async assertBooksBalance() {
-      const db = createDb(databases["billing-ledger"]!.url, 2);
-      try {
-        const report = await new BooksCheckService(db).run();
-        if (report.discrepancies.length) throw new Error(formatBooksReport(report, "e2e"));
-      } finally {
-        await db.$disconnect();
-      }
+      const report = booksCheck(databases["billing-ledger"]!.url);
+      if (!report.ok) throw new Error(report.output);
     },
+    booksCheck: () => booksCheck(databases["billing-ledger"]!.url),
     async close() {
       await system.stop();
       await fake.close();
@@ -107,6 +117,13 @@ export async function startSystemUnderTest(opts: { only?: ServiceName[]; env?: R
       await vhost.drop();
     },
   };
+}
+
+function booksCheck(url: string): { ok: boolean; output: string } {
+  const r = spawnSync(path.join(root, "node_modules", ".bin", "tsx"), [path.join(root, "services/billing-ledger/src/cli/ledger-check.ts"), "--url", url], {
+    encoding: "utf8",
+  });
+  return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
 }
 
 function freePort(): Promise<number> {
