@@ -6,6 +6,9 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** When the command began, so the TypeScript side can report the whole time, installation included. */
+const startedAt = String(Date.now());
+
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
 const pnpmVersion = pkg.packageManager.replace(/^pnpm@/, "").split("+")[0];
@@ -42,7 +45,7 @@ export function ensureDependencies() {
 /** Runs a TypeScript entry with tsx, forwarding Ctrl-C / SIGTERM, and exits with its code. */
 export function handOver(entry, args = []) {
   const tsx = path.join(root, "node_modules", ".bin", "tsx");
-  const child = spawn(tsx, [path.join(root, entry), ...args], { cwd: root, stdio: "inherit", env: { ...process.env, PNPM_BIN: pnpmBin } });
+  const child = spawn(tsx, [path.join(root, entry), ...args], { cwd: root, stdio: "inherit", env: { ...process.env, METER_STARTED_AT: startedAt } });
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
   child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

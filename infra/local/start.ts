@@ -21,7 +21,7 @@ import {
  * by hand (bootstrap.mjs did the dependencies), applies every migration, starts what is not running,
  * seeds a demo account and prints how to call it. Ctrl-C stops what it started.
  */
-const started = Date.now();
+const started = Number(process.env.METER_STARTED_AT ?? Date.now());
 const log = (line: string) => console.log(`[start] ${line}`);
 
 async function main(): Promise<void> {
