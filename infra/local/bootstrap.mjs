@@ -39,7 +39,8 @@ export function ensureDependencies() {
     console.log(`installing pnpm ${pnpmVersion} into .tools/`);
     run("npm", ["install", "--prefix", toolsDir, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", `pnpm@${pnpmVersion}`]);
   }
-  run(pnpmBin, ["install", "--frozen-lockfile", "--reporter=append-only"]);
+  // No prompt when a store or layout change means node_modules must be rebuilt: there may be no terminal.
+  run(pnpmBin, ["install", "--frozen-lockfile", "--reporter=append-only", "--config.confirmModulesPurge=false"]);
 }
 
 /** Runs a TypeScript entry with tsx, forwarding Ctrl-C / SIGTERM, and exits with its code. */
