@@ -193,12 +193,16 @@ test("a row the catalog rejects is parked with its error and does not hold up th
   const ids = await commitRows(3);
   start();
   await eventually(() => expectEachOnce(ids));
-  const { rows } = await database.pool.query<{ attempts: number; last_error: string; parked: boolean; published_at: Date | null }>(
-    "SELECT attempts, last_error, available_at = 'infinity' AS parked, published_at FROM outbox_messages WHERE message_id = $1",
-    [badId],
-  );
-  expect(rows[0]).toMatchObject({ attempts: 1, parked: true, published_at: null });
-  expect(rows[0]?.last_error).toContain("hold_id");
+  // The good rows reach the consumer when the broker confirms them; the batch (and the bad row's
+  // parking) commits just after.
+  await eventually(async () => {
+    const { rows } = await database.pool.query<{ attempts: number; last_error: string; parked: boolean; published_at: Date | null }>(
+      "SELECT attempts, last_error, available_at = 'infinity' AS parked, published_at FROM outbox_messages WHERE message_id = $1",
+      [badId],
+    );
+    expect(rows[0]).toMatchObject({ attempts: 1, parked: true, published_at: null });
+    expect(rows[0]?.last_error).toContain("hold_id");
+  });
 });
 
 test("published rows past the retention window are deleted; unpublished and recent ones stay", async () => {
