@@ -25,6 +25,7 @@ export interface GatewayDeps {
   /** Base URL of each service that exists; a route to one that does not answers 503. */
   services: Partial<Record<ServiceName, string>>;
   limits: { text: number; json: number; mcp: number };
+  mediaEnabled: boolean;
   readiness: ReadinessCheck[];
 }
 
@@ -124,6 +125,9 @@ function checkQuoteScope(spec: RouteSpec): RequestHandler {
 
 function forward(spec: RouteSpec, deps: GatewayDeps, proxies: Map<ServiceName, RequestHandler>): RequestHandler {
   return (req, res, next) => {
+    if (spec.media && !deps.mediaEnabled) {
+      return next(new AppError("media_disabled", "media operations are turned off on this service (MEDIA_ENABLED); nothing was reserved"));
+    }
     const proxy = proxies.get(spec.service);
     if (!proxy) return next(new AppError("service_unavailable", `the ${spec.service} service is not available; nothing was reserved`));
     for (const h of INTERNAL_HEADER_NAMES) delete req.headers[h];

@@ -14,6 +14,8 @@ export const GatewayConfig = CommonConfig.extend({
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),
   JSON_BODY_LIMIT_BYTES: env.int(1024 * 1024, { min: 1024 }),
   MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),
+  /** The media jobs switch; off (the spec's default), every media endpoint answers 503 media_disabled. */
+  MEDIA_ENABLED: env.bool(false),
   /** Requests per minute per key; 0 turns rate limiting off (the default). */
   RATE_LIMIT_PER_MINUTE: env.int(0, { min: 0 }),
 });

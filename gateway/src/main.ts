@@ -29,6 +29,7 @@ runService(logger, async () => {
       mcp: config.MCP_URL,
     },
     limits: { text: config.TEXT_BODY_LIMIT_BYTES, json: config.JSON_BODY_LIMIT_BYTES, mcp: config.MCP_BODY_LIMIT_BYTES },
+    mediaEnabled: config.MEDIA_ENABLED,
     readiness: [{ name: "billing-ledger", check: async () => void (await billing.call("GET", "/healthz")) }],
   });
   const server = createServer(app);

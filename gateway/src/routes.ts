@@ -20,6 +20,8 @@ export interface RouteSpec {
   body: BodyKind;
   /** Paid and idempotent: a connection lost after sending means the outcome is unknown, not failed. */
   paid?: boolean;
+  /** Behind the MEDIA_ENABLED switch (off by default: 503 `media_disabled`). */
+  media?: boolean;
 }
 
 const key = (anyOf: readonly Scope[], xApiKey = false): Auth => ({ kind: "key", anyOf, xApiKey });
@@ -35,13 +37,13 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/v1/chat/quote", service: "text", auth: key(["text"], true), body: "text-json" },
   { method: "GET", path: "/v1/models", service: "billing-ledger", auth: key([]), body: "none" },
 
-  { method: "POST", path: "/v1/images/edits", service: "media-jobs", auth: key(["images"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/images/analysis", service: "media-jobs", auth: key(["images"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/ocr", service: "media-jobs", auth: key(["text"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/text/analysis", service: "media-jobs", auth: key(["text"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/quotes", service: "media-jobs", auth: key(["images", "text"]), body: "json" },
-  { method: "GET", path: "/v1/jobs", service: "media-jobs", auth: key(["images", "text"]), body: "none" },
-  { method: "GET", path: "/v1/jobs/:id", service: "media-jobs", auth: key(["images", "text"]), body: "none" },
+  { method: "POST", path: "/v1/images/edits", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },
+  { method: "POST", path: "/v1/images/analysis", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },
+  { method: "POST", path: "/v1/ocr", service: "media-jobs", media: true, auth: key(["text"]), body: "json", paid: true },
+  { method: "POST", path: "/v1/text/analysis", service: "media-jobs", media: true, auth: key(["text"]), body: "json", paid: true },
+  { method: "POST", path: "/v1/quotes", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "json" },
+  { method: "GET", path: "/v1/jobs", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
+  { method: "GET", path: "/v1/jobs/:id", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
 
   { method: "POST", path: "/v1/files", service: "files", auth: key(["files:write"]), body: "json" },
   { method: "GET", path: "/v1/files", service: "files", auth: key(["files:read", "files:write"]), body: "none" },

@@ -152,8 +152,18 @@ describe("routing", () => {
   });
 
   it("a service that is not running is 503 service_unavailable", async () => {
-    const { key } = await g.account({ scopes: ["images"] });
-    await expectError(await post("/v1/images/edits", "{}", { authorization: `Bearer ${key}` }), 503, "service_unavailable");
+    const { key } = await g.account({ scopes: ["mcp:read"] });
+    await expectError(await post("/mcp", "{}", { authorization: `Bearer ${key}` }), 503, "service_unavailable");
+  });
+
+  it("every media endpoint is 503 media_disabled while MEDIA_ENABLED is off (the default)", async () => {
+    const { key } = await g.account({ scopes: ["images", "text"] });
+    const auth = { authorization: `Bearer ${key}` };
+    for (const path of ["/v1/images/edits", "/v1/images/analysis", "/v1/ocr", "/v1/text/analysis", "/v1/quotes"]) {
+      await expectError(await post(path, JSON.stringify({ model: "m", operation: "image_edit" }), auth), 503, "media_disabled");
+    }
+    await expectError(await get("/v1/jobs", auth), 503, "media_disabled");
+    await expectError(await get(`/v1/jobs/${crypto.randomUUID()}`, auth), 503, "media_disabled");
   });
 
   it("GET and DELETE on /mcp are 405, whatever the credentials", async () => {

@@ -40,6 +40,7 @@ export async function startGateway(
     services?: Partial<Record<ServiceName, string>>;
     /** Billing also consumes hold commands from this bus, as its main process does. */
     bus?: Bus;
+    mediaEnabled?: boolean;
   } = {},
 ): Promise<GatewayHarness> {
   const billing = await startBilling();
@@ -67,6 +68,7 @@ export async function startGateway(
       "billing-ledger": billingUrl,
     },
     limits: { text: opts.textLimit ?? 10 * 1024 * 1024, json: 1024 * 1024, mcp: 64 * 1024 },
+    mediaEnabled: opts.mediaEnabled ?? false,
     readiness: [],
   });
   const server: Server = createServer(app);
