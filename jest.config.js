@@ -9,9 +9,7 @@ const swc = [
 
 module.exports = {
   testEnvironment: "node",
-  transform: { "^.+\\.(t|j)sx?$": swc, "^.+\\.mjs$": swc },
-  // ESM-only dependencies are compiled to CommonJS like our own code.
-  transformIgnorePatterns: ["/node_modules/\\.pnpm/(?!(file-type|strtok3|token-types|peek-readable|@tokenizer|uint8array-extras|franc|trigram-utils|n-gram|collapse-white-space)@)"],
+  transform: { "^.+\\.tsx?$": swc },
   // Prisma's generated client imports its own files with .js extensions.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testMatch: ["<rootDir>/{gateway,services,packages,e2e}/**/*.test.ts"],

@@ -1,0 +1,88 @@
+import { createHmac } from "node:crypto";
+import { z } from "zod";
+import { CommonConfig, env, parseConfig } from "@meter/config";
+import type { RetryPolicy } from "@meter/messaging";
+import type { S3ObjectStoreOptions } from "./adapters/s3-object-store";
+import { DEFAULT_POLICY, type FilesPolicy } from "./policy";
+
+const MiB = 1024 * 1024;
+
+export const FilesConfig = CommonConfig.extend({
+  FILES_PORT: env.port(8083),
+  FILES_DATABASE_URL: env.url("postgresql://postgres@127.0.0.1:5432/meter_files"),
+  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
+  /**
+   * Where clients reach the API (the gateway), for absolute upload links. Unset: taken from each
+   * request's X-Forwarded-Proto/-Host (or Host), which the gateway sets.
+   */
+  PUBLIC_BASE_URL: env.optionalUrl(),
+  /** Signs upload links. Unset: derived from INTERNAL_SECRET, so links survive restarts and agree across replicas. */
+  FILES_UPLOAD_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(32).optional()),
+  MAX_FILE_BYTES: env.int(50 * MiB, { min: 1 }),
+  /** Per user, across organizations (CONTRACT.md). */
+  FILE_QUOTA_BYTES: env.int(10_000_000_000, { min: 1 }),
+  /** How long POST /v1/files/{id}/complete waits for the verdict before answering 202. */
+  COMPLETE_WAIT_MS: env.int(5_000, { min: 0, max: 60_000 }),
+  OBJECT_STORE_ENDPOINT: env.url("http://127.0.0.1:9000"),
+  OBJECT_STORE_ACCESS_KEY: env.string("S3RVER"),
+  OBJECT_STORE_SECRET_KEY: env.string("S3RVER"),
+  OBJECT_STORE_REGION: env.string("us-east-1"),
+  FILES_BUCKET: env.string("meter-files"),
+  CLAMD_HOST: env.string("127.0.0.1"),
+  CLAMD_PORT: env.port(3310),
+  CLAMD_TIMEOUT_MS: env.int(60_000, { min: 1_000 }),
+  /** clamd's StreamMaxLength: a larger file could never be scanned, so it may not be accepted at all. */
+  CLAMD_STREAM_MAX_BYTES: env.int(100 * MiB, { min: 1 }),
+  /** Files verified at once by one worker process. */
+  VERIFY_CONCURRENCY: env.int(4, { min: 1, max: 64 }),
+  /** While clamd or the object store is down: attempts per message, and the waits between them (the last repeats). */
+  VERIFY_RETRY_MAX_ATTEMPTS: env.int(10, { min: 1 }),
+  VERIFY_RETRY_BACKOFF_MS: z.preprocess(
+    (v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((s) => Number(s.trim())) : undefined),
+    z.array(z.number().int().min(1)).min(1).default([1_000, 5_000, 15_000, 30_000, 60_000]),
+  ),
+  SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
+  /** A file still `verifying` this long after its last request is sent to the worker again. */
+  VERIFY_REQUEUE_AFTER_MS: env.int(15 * 60_000, { min: 1_000 }),
+  /** An upload still streaming this long after it started is taken as abandoned and expired. */
+  UPLOAD_STALE_AFTER_MS: env.int(60 * 60_000, { min: 60_000 }),
+}).refine((c) => c.MAX_FILE_BYTES <= c.CLAMD_STREAM_MAX_BYTES, {
+  message: "MAX_FILE_BYTES must not exceed CLAMD_STREAM_MAX_BYTES: clamd could not scan such a file",
+  path: ["MAX_FILE_BYTES"],
+});
+export type FilesConfig = z.infer<typeof FilesConfig>;
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): FilesConfig {
+  return parseConfig(FilesConfig, source);
+}
+
+/** The upload-link key: its own setting, else one derived from INTERNAL_SECRET (never the shared key itself). */
+export function uploadSecretOf(config: Pick<FilesConfig, "FILES_UPLOAD_SECRET" | "INTERNAL_SECRET">): string {
+  return config.FILES_UPLOAD_SECRET ?? createHmac("sha256", config.INTERNAL_SECRET).update("meter files upload links v1").digest("hex");
+}
+
+export function policyOf(config: FilesConfig): FilesPolicy {
+  return {
+    ...DEFAULT_POLICY,
+    maxFileBytes: config.MAX_FILE_BYTES,
+    quotaBytes: config.FILE_QUOTA_BYTES,
+    completeWaitMs: config.COMPLETE_WAIT_MS,
+    verifyRequeueAfterMs: config.VERIFY_REQUEUE_AFTER_MS,
+    uploadStaleAfterMs: config.UPLOAD_STALE_AFTER_MS,
+  };
+}
+
+export function verificationRetryOf(config: FilesConfig): RetryPolicy {
+  return { maxAttempts: config.VERIFY_RETRY_MAX_ATTEMPTS, backoffMs: config.VERIFY_RETRY_BACKOFF_MS };
+}
+
+export function objectStoreOptionsOf(config: FilesConfig): S3ObjectStoreOptions {
+  return {
+    endpoint: config.OBJECT_STORE_ENDPOINT,
+    accessKey: config.OBJECT_STORE_ACCESS_KEY,
+    secretKey: config.OBJECT_STORE_SECRET_KEY,
+    region: config.OBJECT_STORE_REGION,
+    bucket: config.FILES_BUCKET,
+  };
+}

@@ -1,0 +1,33 @@
+/** Time as the rules see it; tests move it forward instead of waiting. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** The numbers the rules run on. The spec fixes the link lifetime and retention; tests shrink the rest. */
+export interface FilesPolicy {
+  maxFileBytes: number;
+  /** Per user, across organizations: declared sizes of live uploads (job results are not counted). */
+  quotaBytes: number;
+  uploadLinkTtlMs: number;
+  retentionMs: number;
+  /** How long the completion call waits for the verdict before answering 202. */
+  completeWaitMs: number;
+  completePollMs: number;
+  /** A file `verifying` this long after its last request gets another (the first may have been dead-lettered). */
+  verifyRequeueAfterMs: number;
+  /** An upload `uploading` this long is taken as abandoned (its process died mid-stream). */
+  uploadStaleAfterMs: number;
+}
+
+export const DEFAULT_POLICY: FilesPolicy = {
+  maxFileBytes: 50 * 1024 * 1024,
+  quotaBytes: 10_000_000_000,
+  uploadLinkTtlMs: 300_000,
+  retentionMs: 7 * 24 * 3_600_000,
+  completeWaitMs: 5_000,
+  completePollMs: 100,
+  verifyRequeueAfterMs: 15 * 60_000,
+  uploadStaleAfterMs: 60 * 60_000,
+};

@@ -1,0 +1,70 @@
+import { startGateway, type GatewayHarness } from "@meter/gateway/test/support/gateway-harness";
+import type { FileRecord } from "@meter/contracts";
+import { png, sha256, startFiles, type FilesHarness } from "./support/files-harness";
+
+/** The whole path a client takes, through a real gateway with a real key: create -> PUT -> complete -> download. */
+let files: FilesHarness;
+let gateway: GatewayHarness;
+
+beforeAll(async () => {
+  files = await startFiles();
+  gateway = await startGateway({ services: { files: files.url } });
+}, 120_000);
+
+afterAll(async () => {
+  await gateway?.close();
+  await files?.close();
+});
+
+it("uploads, verifies and downloads a file through the gateway", async () => {
+  const { key } = await gateway.account({ scopes: ["files:write", "files:read"] });
+  const auth = { authorization: `Bearer ${key}` };
+  const content = png(Buffer.from("a few more bytes"));
+
+  const createRes = await fetch(`${gateway.url}/v1/files`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ filename: "pixel.png", mime_type: "image/png", size_bytes: content.length, sha256: sha256(content) }),
+  });
+  expect(createRes.status).toBe(201);
+  const created = (await createRes.json()) as FileRecord;
+  expect(created.upload!.url.startsWith(`${gateway.url}/v1/uploads/`)).toBe(true);
+
+  // The link is the credential: no key on the PUT, just the headers it lists.
+  const put = await fetch(created.upload!.url, { method: "PUT", headers: created.upload!.headers, body: content });
+  expect(put.status).toBe(200);
+  expect(((await put.json()) as FileRecord).status).toBe("uploaded");
+
+  const complete = await fetch(`${gateway.url}/v1/files/${created.id}/complete`, { method: "POST", headers: auth });
+  expect(complete.status).toBe(200);
+  expect(((await complete.json()) as FileRecord).status).toBe("verified");
+
+  const download = await fetch(`${gateway.url}/v1/files/${created.id}/content`, { headers: auth });
+  expect(download.status).toBe(200);
+  expect(download.headers.get("content-type")).toBe("image/png");
+  expect(download.headers.get("content-length")).toBe(String(content.length));
+  expect(Buffer.from(await download.arrayBuffer()).equals(content)).toBe(true);
+
+  const list = await fetch(`${gateway.url}/v1/files`, { headers: auth });
+  expect(((await list.json()) as { data: FileRecord[] }).data.map((f) => f.id)).toEqual([created.id]);
+
+  const deleted = await fetch(`${gateway.url}/v1/files/${created.id}`, { method: "DELETE", headers: auth });
+  expect(await deleted.json()).toEqual({ id: created.id, object: "file", deleted: true });
+});
+
+it("refuses a tampered link and a read-only key's upload creation through the gateway", async () => {
+  const { key } = await gateway.account({ scopes: ["files:read"] });
+  const res = await fetch(`${gateway.url}/v1/files`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ filename: "a.png", mime_type: "image/png", size_bytes: 1, sha256: "e".repeat(64) }),
+  });
+  expect(res.status).toBe(403);
+  const put = await fetch(`${gateway.url}/v1/uploads/not.a-valid-token-at-all-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`, {
+    method: "PUT",
+    headers: { "content-type": "image/png" },
+    body: Buffer.from("x"),
+  });
+  expect(put.status).toBe(403);
+  expect(((await put.json()) as { error: { code: string } }).error.code).toBe("invalid_upload_link");
+});

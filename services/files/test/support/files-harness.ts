@@ -1,0 +1,337 @@
+import { createHash, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import http, { createServer, type Server } from "node:http";
+import path from "node:path";
+import type { Readable } from "node:stream";
+import request from "supertest";
+import type { Express } from "express";
+import type { CreateFileRequest, FileRecord, Identity, KeyIdentity } from "@meter/contracts";
+import { connectBus, startOutboxRelay, type Bus, type OutboxRelay } from "@meter/messaging";
+import { clamavSignaturesDir, ensureClamd, repoRoot, startObjectStore, type ClamdHandle, type ObjectStoreHandle } from "@meter/local-infra";
+import { closeServer, createLogger, listen, Metrics, signIdentity } from "@meter/service-kit";
+import { createTestDatabase, createTestVhost, type TestDatabase, type TestVhost } from "@meter/testing";
+import { S3ObjectStore } from "../../src/adapters/s3-object-store";
+import { createApp, createFilesServices, type FilesServices } from "../../src/app";
+import { createDb, type Db } from "../../src/db";
+import { DEFAULT_POLICY, type Clock, type FilesPolicy } from "../../src/policy";
+import { FileRepository } from "../../src/repositories/file.repository";
+import { RetentionService } from "../../src/services/retention.service";
+import { UploadLinkService } from "../../src/services/upload-link.service";
+import { startWorkerProcess, type WorkerProcess } from "./worker-process";
+
+export const SERVICE_DIR = path.resolve(__dirname, "../..");
+export const TEST_SECRET = "test-internal-secret-0123456789";
+export const UPLOAD_SECRET = "test-upload-secret-0123456789-0123456789";
+export const BUCKET = "meter-files-test";
+
+/** Real time plus an offset the test moves forward: expiry without waiting. */
+export class TestClock implements Clock {
+  private offsetMs = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offsetMs);
+  }
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+  reset(): void {
+    this.offsetMs = 0;
+  }
+}
+
+export interface HttpResult {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+  json: Record<string, unknown>;
+}
+
+export interface FilesHarness {
+  app: Express;
+  /** The app on a real port, for streamed bodies. */
+  url: string;
+  db: Db;
+  repository: FileRepository;
+  services: FilesServices;
+  policy: FilesPolicy;
+  clock: TestClock;
+  store: ObjectStoreHandle;
+  objects: S3ObjectStore;
+  /** clamd on its own port, stopped and started again by the test. */
+  clamd: { start(): Promise<void>; stop(): Promise<void> };
+  bus: Bus;
+  vhost: TestVhost;
+  retention: RetentionService;
+  /** A fresh key holder (own user and organization). */
+  user(): KeyIdentity;
+  /** A supertest call signed with the identity. */
+  call(method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity): request.Test;
+  create(identity: KeyIdentity, body: CreateFileRequest): Promise<FileRecord>;
+  /** PUTs to an upload link as the gateway would forward it (anonymous identity), with any headers and body. */
+  put(url: string, headers: Record<string, string>, body: Buffer | Readable): Promise<HttpResult>;
+  /** create -> PUT with the given headers -> 200. */
+  uploaded(identity: KeyIdentity, content: Buffer, mimeType: string, declared?: Partial<CreateFileRequest>): Promise<FileRecord>;
+  complete(identity: KeyIdentity, id: string): Promise<{ status: number; body: FileRecord }>;
+  /** The verification worker (src/worker.ts) as its own process, as `npm start` runs it. */
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  policy?: Partial<FilesPolicy>;
+  /** Start the worker process (default true). */
+  worker?: boolean;
+  /** Extra settings for the worker process. */
+  workerEnv?: Record<string, string>;
+}
+
+/**
+ * The files service on real PostgreSQL, RabbitMQ (own vhost), s3rver and clamd (both on free ports):
+ * the API built with createApp(deps) in this process, the worker (src/worker.ts) as a child process,
+ * and the retention sweeper run in this process when the test calls it.
+ *
+ * The worker runs apart because it is the process that loads `file-type`, an ESM-only package that
+ * Node 20.19+ requires natively but jest's CommonJS runtime cannot resolve.
+ */
+export async function startFiles(opts: HarnessOptions = {}): Promise<FilesHarness> {
+  const logger = createLogger("files-test", process.env.LOG_LEVEL ?? "silent");
+  const [database, vhost, storePort, clamdPort] = await Promise.all([createTestDatabase(SERVICE_DIR), createTestVhost(), freePort(), freePort()]);
+  const cleanups: (() => Promise<void>)[] = [() => vhost.drop(), () => database.drop()];
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  };
+  try {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "meter-files-test-"));
+    cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const clamd = {
+      handle: undefined as ClamdHandle | undefined,
+      async start() {
+        this.handle = await ensureClamd({ port: clamdPort, dataDir: path.join(dataDir, "clamd") });
+      },
+      async stop() {
+        await this.handle?.stop();
+        this.handle = undefined;
+      },
+    };
+    const [store] = await Promise.all([startObjectStore({ port: storePort, buckets: [BUCKET], dataDir: path.join(dataDir, "store") }), clamd.start()]);
+    cleanups.push(() => store.stop(), () => clamd.stop());
+    return await assemble({ logger, database, vhost, store, clamd, clamdPort, opts, cleanups, cleanup });
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+async function assemble(ctx: {
+  logger: ReturnType<typeof createLogger>;
+  database: TestDatabase;
+  vhost: TestVhost;
+  store: ObjectStoreHandle;
+  clamd: { start(): Promise<void>; stop(): Promise<void> };
+  clamdPort: number;
+  opts: HarnessOptions;
+  cleanups: (() => Promise<void>)[];
+  cleanup: () => Promise<void>;
+}): Promise<FilesHarness> {
+  const { logger, database, vhost, store, opts, cleanups } = ctx;
+  const db = createDb(database.url, 20);
+  cleanups.push(() => db.$disconnect());
+  const bus = await connectBus({ url: vhost.url, name: "files-test", logger });
+  cleanups.push(() => bus.close());
+  const relay: OutboxRelay = startOutboxRelay({ db, bus, logger, idleMs: 50 });
+  cleanups.push(() => relay.stop());
+
+  const policy: FilesPolicy = { ...DEFAULT_POLICY, completeWaitMs: 3_000, completePollMs: 50, ...opts.policy };
+  const clock = new TestClock();
+  const objects = new S3ObjectStore({
+    endpoint: store.endpoint,
+    accessKey: store.accessKey,
+    secretKey: store.secretKey,
+    region: store.region,
+    bucket: BUCKET,
+  });
+  const repository = new FileRepository(db);
+  const services = createFilesServices({
+    db,
+    store: objects,
+    links: new UploadLinkService(UPLOAD_SECRET),
+    policy,
+    clock,
+    logger,
+    kickOutbox: () => relay.kick(),
+  });
+  const app = createApp({ internalSecret: TEST_SECRET, logger, metrics: new Metrics("files"), services, publicBaseUrl: undefined, readiness: [] });
+  const server: Server = createServer(app);
+  const port = await listen(server, 0, "127.0.0.1");
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return closeServer(server);
+  });
+  const url = `http://127.0.0.1:${port}`;
+
+  let worker: WorkerProcess | undefined;
+  const workerEnv: Record<string, string> = {
+    INTERNAL_SECRET: TEST_SECRET,
+    FILES_DATABASE_URL: database.url,
+    RABBITMQ_URL: vhost.url,
+    OBJECT_STORE_ENDPOINT: store.endpoint,
+    OBJECT_STORE_ACCESS_KEY: store.accessKey,
+    OBJECT_STORE_SECRET_KEY: store.secretKey,
+    FILES_BUCKET: BUCKET,
+    CLAMD_HOST: "127.0.0.1",
+    CLAMD_PORT: String(ctx.clamdPort),
+    CLAMD_TIMEOUT_MS: "10000",
+    VERIFY_RETRY_MAX_ATTEMPTS: "100",
+    VERIFY_RETRY_BACKOFF_MS: "200,500",
+    DATABASE_POOL_SIZE: "4",
+    ...opts.workerEnv,
+  };
+  const startWorker = async () => {
+    worker ??= await startWorkerProcess(path.join(SERVICE_DIR, "src", "worker.ts"), repoRoot(), workerEnv);
+  };
+  const stopWorker = async () => {
+    await worker?.stop();
+    worker = undefined;
+  };
+  if (opts.worker !== false) await startWorker();
+  cleanups.push(stopWorker);
+  const retention = new RetentionService({ files: repository, store: objects, policy, clock, logger, kickOutbox: () => relay.kick() });
+
+  const call = (method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity) => {
+    const agent = request(app);
+    const t = method === "GET" ? agent.get(p) : method === "POST" ? agent.post(p) : method === "PUT" ? agent.put(p) : agent.delete(p);
+    return t.set(signIdentity(TEST_SECRET, identity, method, p)).set("x-forwarded-host", `127.0.0.1:${port}`);
+  };
+  const put = (uploadUrl: string, headers: Record<string, string>, body: Buffer | Readable) => {
+    const p = new URL(uploadUrl).pathname;
+    return httpRequest(`${url}${p}`, "PUT", { ...headers, ...signIdentity(TEST_SECRET, { kind: "anonymous" }, "PUT", p) }, body);
+  };
+  const create = async (identity: KeyIdentity, body: CreateFileRequest) => {
+    const res = await call("POST", "/v1/files", identity).send(body);
+    if (res.status !== 201) throw new Error(`create -> ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as FileRecord;
+  };
+
+  return {
+    app,
+    url,
+    db,
+    repository,
+    services,
+    policy,
+    clock,
+    store,
+    objects,
+    clamd: ctx.clamd,
+    bus,
+    vhost,
+    retention,
+    user: () => ({
+      kind: "key",
+      key_id: randomUUID(),
+      user_id: randomUUID(),
+      organization_id: randomUUID(),
+      scopes: ["files:write", "files:read"],
+    }),
+    call,
+    create,
+    put,
+    async uploaded(identity, content, mimeType, declared = {}) {
+      const file = await create(identity, {
+        filename: "upload.bin",
+        mime_type: mimeType as CreateFileRequest["mime_type"],
+        size_bytes: content.length,
+        sha256: sha256(content),
+        ...declared,
+      });
+      const res = await put(file.upload!.url, file.upload!.headers, content);
+      if (res.status !== 200) throw new Error(`upload -> ${res.status} ${res.body.toString()}`);
+      return res.json as unknown as FileRecord;
+    },
+    async complete(identity, id) {
+      const res = await call("POST", `/v1/files/${id}/complete`, identity);
+      return { status: res.status, body: res.body as FileRecord };
+    },
+    startWorker,
+    stopWorker,
+    close: ctx.cleanup,
+  };
+}
+
+export function sha256(content: Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
+}
+
+/** A real (1x1, RGBA) PNG: signature, IHDR, IDAT, IEND. */
+export function png(extra: Buffer = Buffer.alloc(0)): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type, "ascii"), data])));
+    return Buffer.concat([length, Buffer.from(type, "ascii"), data, crc]);
+  };
+  const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+  const idat = Buffer.from("789c63f8cfc0f01f0005000201a5f6e3f1", "hex");
+  return Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", Buffer.alloc(0)), extra]);
+}
+
+/** A small but well-formed PDF. */
+export function pdf(): Buffer {
+  return Buffer.from("%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n");
+}
+
+/** The EICAR test string, decoded from the project's signature file so no source file holds it. */
+export function eicar(): Buffer {
+  const line = readFileSync(path.join(clamavSignaturesDir(), "meter-test.ndb"), "utf8").trim();
+  return Buffer.from(line.split(":").at(-1) ?? "", "hex");
+}
+
+function crc32(data: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of data) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? (crc >>> 1) ^ 0xedb88320 : crc >>> 1;
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+export function httpRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: Buffer | Readable,
+  signal?: AbortSignal,
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, ...(signal ? { signal } : {}) }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const buffer = Buffer.concat(chunks);
+        let json: Record<string, unknown> = {};
+        try {
+          json = JSON.parse(buffer.toString("utf8")) as Record<string, unknown>;
+        } catch {
+          // not JSON: the caller reads `body`
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: buffer, json });
+      });
+      res.on("error", reject);
+    });
+    // A server that answers early and closes may reset the rest of a body still being written.
+    req.on("error", reject);
+    if (body === undefined) req.end();
+    else if (Buffer.isBuffer(body)) req.end(body);
+    else body.pipe(req);
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  const port = await listen(s, 0, "127.0.0.1");
+  await closeServer(s);
+  return port;
+}
