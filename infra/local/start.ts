@@ -56,7 +56,8 @@ async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   const services = availableServices();
   if (services.includes("files")) {
-    const clamd = await ensureClamd({ port: Number(process.env.CLAMD_PORT ?? 3310), log });
+    // clamd's own start-up lines ("... -> Limits: ...") say nothing a user needs.
+    const clamd = await ensureClamd({ port: Number(process.env.CLAMD_PORT ?? 3310), log: (line) => !line.includes(" -> ") && log(line) });
     stops.push(() => clamd.stop());
     const store = await startObjectStore({ port: Number(process.env.OBJECT_STORE_PORT ?? 9000), buckets: ["meter-files"], log });
     stops.push(() => store.stop());
