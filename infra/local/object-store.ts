@@ -11,7 +11,7 @@ const host = process.env.OBJECT_STORE_HOST ?? "127.0.0.1";
 const buckets = bucketArgs.length > 0 ? bucketArgs : (process.env.OBJECT_STORE_BUCKETS ?? "").split(",").filter(Boolean);
 
 void runInForeground("object-store", async () => {
-  const store = await startObjectStore({ host, port, buckets, log: (line) => console.error(`[object-store] ${line}`) });
+  const store = await startObjectStore({ host, port, buckets, log: (line) => console.error(`[object-store] ${line}`), requestLog: true });
   console.error(`[object-store] endpoint ${store.endpoint}, access key ${store.accessKey}, secret ${store.secretKey}, buckets: ${buckets.join(", ") || "(none)"}`);
   return store;
 });

@@ -56,18 +56,23 @@ async function main(): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   const services = availableServices();
   if (services.includes("files")) {
-    // clamd's own start-up lines ("... -> Limits: ...") say nothing a user needs.
-    const clamd = await ensureClamd({ port: Number(process.env.CLAMD_PORT ?? 3310), log: (line) => !line.includes(" -> ") && log(line) });
-    stops.push(() => clamd.stop());
-    const store = await startObjectStore({ port: Number(process.env.OBJECT_STORE_PORT ?? 9000), buckets: ["meter-files"], log });
-    stops.push(() => store.stop());
-    Object.assign(env, {
-      CLAMD_HOST: clamd.host,
-      CLAMD_PORT: String(clamd.port),
-      OBJECT_STORE_ENDPOINT: store.endpoint,
-      OBJECT_STORE_ACCESS_KEY: store.accessKey,
-      OBJECT_STORE_SECRET_KEY: store.secretKey,
-    });
+    // A configured clamd or S3 endpoint is used as it is; only the missing ones are run locally.
+    if (process.env.CLAMD_HOST === undefined) {
+      // clamd's own start-up lines ("... -> Limits: ...") say nothing a user needs.
+      const clamd = await ensureClamd({ port: Number(process.env.CLAMD_PORT ?? 3310), log: (line) => !line.includes(" -> ") && log(line) });
+      stops.push(() => clamd.stop());
+      Object.assign(env, { CLAMD_HOST: clamd.host, CLAMD_PORT: String(clamd.port) });
+    }
+    if (process.env.OBJECT_STORE_ENDPOINT === undefined) {
+      const bucket = process.env.FILES_BUCKET ?? "meter-files";
+      const store = await startObjectStore({ port: Number(process.env.OBJECT_STORE_PORT ?? 9000), buckets: [bucket], log });
+      stops.push(() => store.stop());
+      Object.assign(env, {
+        OBJECT_STORE_ENDPOINT: store.endpoint,
+        OBJECT_STORE_ACCESS_KEY: store.accessKey,
+        OBJECT_STORE_SECRET_KEY: store.secretKey,
+      });
+    }
   }
 
   log(`starting ${services.join(", ")}`);

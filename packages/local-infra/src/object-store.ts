@@ -29,8 +29,10 @@ export interface StartObjectStoreOptions {
   buckets?: string[];
   /** Default 30 s. */
   startTimeoutMs?: number;
-  /** Progress lines, and s3rver's request log when given. Default: dropped. */
+  /** Progress lines. Default: dropped. */
   log?: (line: string) => void;
+  /** Also pass s3rver's per-request log to `log` (noisy: one line per request). Default false. */
+  requestLog?: boolean;
 }
 
 export interface ObjectStoreHandle {
@@ -133,7 +135,7 @@ export async function startObjectStore(options: StartObjectStoreOptions = {}): P
 
   const directory = path.resolve(options.dataDir ?? localStateDir("object-store"));
   await mkdir(directory, { recursive: true });
-  const config: ObjectStoreChildConfig = { host, port, directory, buckets, silent: !options.log };
+  const config: ObjectStoreChildConfig = { host, port, directory, buckets, silent: !(options.log && options.requestLog) };
   const entry = path.join(__dirname, "object-store.child.ts");
   // Under tsx's tsImport a resolved path carries a `?namespace=` query that is no file name.
   const tsx = pathToFileURL(require.resolve("tsx").replace(/\?.*$/, "")).href;
