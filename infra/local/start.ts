@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { deployMigrations, ensureDatabase, generateClient, listServices, serviceDatabaseUrl } from "@meter/db-tools";
+import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
 import {
   DEFAULT_PORTS,
   SERVICES,
@@ -45,13 +45,15 @@ async function main(): Promise<void> {
 
   const withSchema = listServices();
   log(`generating database clients and applying migrations for ${withSchema.map((d) => path.basename(d)).join(", ")}`);
-  await Promise.all(withSchema.map((dir) => generateClient(dir)));
-  for (const dir of withSchema) {
-    const url = serviceDatabaseUrl(dir);
-    await ensureDatabase(url);
-    await deployMigrations({ serviceDir: dir, databaseUrl: url });
-    env[`${envPrefix(path.basename(dir) as ServiceName)}_DATABASE_URL`] = url;
-  }
+  await Promise.all(withSchema.map((dir) => ensureClient(dir)));
+  await Promise.all(
+    withSchema.map(async (dir) => {
+      const url = serviceDatabaseUrl(dir);
+      await ensureDatabase(url);
+      await deployMigrations({ serviceDir: dir, databaseUrl: url });
+      env[`${envPrefix(path.basename(dir) as ServiceName)}_DATABASE_URL`] = url;
+    }),
+  );
 
   const stops: (() => Promise<void>)[] = [];
   const services = availableServices();

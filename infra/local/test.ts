@@ -1,7 +1,7 @@
 import { spawn, execFileSync } from "node:child_process";
 import path from "node:path";
 import { Client } from "pg";
-import { generateClient, listServices, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
+import { ensureClient, listServices, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
 import { ensurePrerequisites, repoRoot } from "@meter/local-infra";
 
 /**
@@ -43,7 +43,7 @@ async function main(): Promise<number> {
     log: (line) => console.log(`[test] ${line}`),
   });
   console.log(`[test] run ${run}: generating database clients`);
-  await Promise.all(listServices().map((dir) => generateClient(dir)));
+  await Promise.all(listServices().map((dir) => ensureClient(dir)));
 
   const results: [string, boolean][] = [];
   try {

@@ -1,4 +1,4 @@
-export { generateClient } from "./generate";
+export { ensureClient, generateClient } from "./generate";
 export { checkDrift, createMigration, deployMigrations } from "./migrations";
 export type { CreatedMigration, CreateMigrationOptions, DeployOptions, DriftOptions } from "./migrations";
 export { dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
