@@ -156,6 +156,22 @@ describe("routing", () => {
     await expectError(await post("/mcp", "{}", { authorization: `Bearer ${key}` }), 503, "service_unavailable");
   });
 
+  it("a paid route whose service name does not resolve is 503, not pending: nothing was sent", async () => {
+    // What a container being restarted looks like under compose or Kubernetes: its name leaves DNS.
+    const unresolved = await startGateway({ services: { text: "http://meter-text.invalid:8081" } });
+    try {
+      const { key } = await unresolved.account({ scopes: ["text"] });
+      const res = await fetch(`${unresolved.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key, "idempotency-key": "dns-1" },
+        body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
+      });
+      await expectError(res, 503, "service_unavailable");
+    } finally {
+      await unresolved.close();
+    }
+  });
+
   it("every media endpoint is 503 media_disabled while MEDIA_ENABLED is off (the default)", async () => {
     const { key } = await g.account({ scopes: ["images", "text"] });
     const auth = { authorization: `Bearer ${key}` };

@@ -18,6 +18,13 @@ declare global {
 }
 
 /**
+ * Errors raised before a connection to the service existed: its name did not resolve (a container
+ * being restarted drops out of the cluster's DNS), no route, or nothing listening. The request never
+ * left the gateway, so nothing can have been reserved. Anything else may have reached the service.
+ */
+const NEVER_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+
+/**
  * One keep-alive proxy per service. The body is forwarded as received (never re-serialised). When the
  * service cannot be reached nothing happened there: 503. When the connection breaks after a paid
  * request was sent, money may already be reserved or spent: the answer is 202 pending, and the client
@@ -49,7 +56,7 @@ export function serviceProxy(name: string, target: string, logger: Logger): Requ
         const requestId = (req as { requestId?: string }).requestId ?? "";
         res.setHeader("x-request-id", requestId);
         res.setHeader("content-type", "application/json");
-        if (code !== "ECONNREFUSED" && res.locals?.paid) {
+        if (!NEVER_CONNECTED.has(code ?? "") && res.locals?.paid) {
           logger.warn({ err, requestId, service: name }, "lost the service's answer to a paid request; answering pending");
           res.writeHead(202, { "retry-after": "2" });
           res.end(
