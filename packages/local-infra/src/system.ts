@@ -83,6 +83,8 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
   for (const s of SERVICES) {
     env[`${envPrefix(s)}_PORT`] = String(opts.ports[s]);
     env[`${envPrefix(s)}_URL`] = urls[s];
+    // A worker's health server takes any free port unless told otherwise: nobody routes to it here.
+    env[`${envPrefix(s)}_WORKER_PORT`] ??= "0";
   }
   const wanted = (opts.only ?? SERVICES).filter((s) => availableServices().includes(s));
   const children = new Map<string, { child: ChildProcess; tail: OutputTail }>();

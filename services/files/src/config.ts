@@ -9,6 +9,8 @@ const MiB = 1024 * 1024;
 
 export const FilesConfig = CommonConfig.extend({
   FILES_PORT: env.port(8083),
+  /** The worker's own /healthz, /readyz and /metrics (0: any free port, as the local runner and tests use). */
+  FILES_WORKER_PORT: env.port(8093),
   FILES_DATABASE_URL: env.url("postgresql://postgres@127.0.0.1:5432/meter_files"),
   RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),

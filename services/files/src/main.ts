@@ -7,6 +7,7 @@ import { createApp, createFilesServices } from "./app";
 import { loadConfig, objectStoreOptionsOf, policyOf, uploadSecretOf } from "./config";
 import { createDb } from "./db";
 import { systemClock } from "./policy";
+import { filesReadiness } from "./readiness";
 import { UploadLinkService } from "./services/upload-link.service";
 
 /** The files API process. Verification and retention run in worker.ts. */
@@ -39,16 +40,7 @@ runService(logger, async () => {
     metrics: new Metrics("files"),
     services,
     publicBaseUrl: config.PUBLIC_BASE_URL,
-    readiness: [
-      { name: "database", check: async () => void (await db.$queryRawUnsafe("SELECT 1")) },
-      { name: "object_store", check: () => store.check() },
-      {
-        name: "rabbitmq",
-        check: async () => {
-          if (!bus.isConnected()) throw new Error("not connected");
-        },
-      },
-    ],
+    readiness: filesReadiness(db, store, bus),
   });
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;

@@ -174,3 +174,25 @@ function le32(n: number): Buffer {
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
+
+describe("the worker's health server (for probes and scraping)", () => {
+  it("answers /healthz, /readyz with its dependencies, and /metrics", async () => {
+    const url = h.workerUrl();
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${url}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({
+      status: 200,
+      body: { status: "ok", checks: { database: "ok", object_store: "ok", rabbitmq: "ok" } },
+    });
+    expect(await (await fetch(`${url}/metrics`)).text()).toContain('service="files-worker"');
+  });
+
+  it("stays ready while clamd is down: waiting for the scanner is its job, not a fault to restart", async () => {
+    await h.clamd.stop();
+    try {
+      expect((await fetch(`${h.workerUrl()}/readyz`)).status).toBe(200);
+    } finally {
+      await h.clamd.start();
+    }
+  }, 60_000);
+});

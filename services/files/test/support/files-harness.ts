@@ -76,6 +76,8 @@ export interface FilesHarness {
   /** The verification worker (src/worker.ts) as its own process, as `npm start` runs it. */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
+  /** The running worker's health server. */
+  workerUrl(): string;
   close(): Promise<void>;
 }
 
@@ -256,6 +258,10 @@ async function assemble(ctx: {
     },
     startWorker,
     stopWorker,
+    workerUrl() {
+      if (!worker) throw new Error("the worker is not running");
+      return worker.url;
+    },
     close: ctx.cleanup,
   };
 }

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 export interface WorkerProcess {
+  /** Where its /healthz, /readyz and /metrics answer (it is told to take any free port). */
+  url: string;
   /** Everything the process wrote, for a failing test's message. */
   output(): string;
   stop(): Promise<void>;
@@ -15,7 +17,7 @@ const READY = "files worker running";
 export async function startWorkerProcess(entry: string, cwd: string, env: Record<string, string>, timeoutMs = 30_000): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd,
-    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    env: { ...process.env, LOG_LEVEL: "info", FILES_WORKER_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
@@ -53,7 +55,12 @@ export async function startWorkerProcess(entry: string, cwd: string, env: Record
     child.once("exit", onExit);
   });
 
+  // The ready line is pino's JSON and carries the port the health server took.
+  const port = /"port":(\d+)[^\n]*files worker running/.exec(output())?.[1];
+  if (port === undefined) throw new Error(`the worker did not say its port:\n${output()}`);
+
   return {
+    url: `http://127.0.0.1:${port}`,
     output,
     async stop() {
       process.removeListener("exit", killOnExit);
