@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { signIdentity, listen, closeServer } from "@meter/service-kit";
 import { ADMIN_TOKEN, startGateway, type GatewayHarness } from "./support/gateway-harness";
 
@@ -149,6 +149,28 @@ describe("routing", () => {
     expect(seen.headers["x-request-id"]).toBe(res.headers.get("x-request-id"));
     const identity = JSON.parse(Buffer.from(String(seen.headers["x-meter-identity"]), "base64url").toString("utf8"));
     expect(identity).toMatchObject({ kind: "key", key_id: keyId, scopes: ["files:write"] });
+  });
+
+  it("a client that sends Expect: 100-continue (curl does, for bodies over 1 MiB) gets its answer", async () => {
+    const { key } = await g.account({ scopes: ["files:write"] });
+    const body = '{"filename":"b.png","mime_type":"image/png"}';
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${g.url}/v1/files`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body), expect: "100-continue" },
+        timeout: 5000,
+      });
+      req.on("continue", () => req.end(body));
+      req.on("timeout", () => req.destroy(new Error("no answer within 5 s")));
+      req.on("error", reject);
+      req.on("response", (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => (text += c.toString("utf8")));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+    });
+    expect(answer).toEqual({ status: 200, text: '{"ok":true}' });
+    expect(echo.seen.at(-1)!.body).toBe(body);
   });
 
   it("a service that is not running is 503 service_unavailable", async () => {

@@ -32,7 +32,7 @@ const NEVER_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOS
  */
 export function serviceProxy(name: string, target: string, logger: Logger): RequestHandler {
   const agent = new Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
-  return createProxyMiddleware<IncomingMessage, ServerResponse>({
+  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
     target,
     agent,
     changeOrigin: false,
@@ -77,4 +77,11 @@ export function serviceProxy(name: string, target: string, logger: Logger): Requ
       },
     },
   });
+  return (req, res, next) => {
+    // A body the gateway has read (answering the client's `Expect: 100-continue` itself) is written
+    // in the proxyReq hook, which http-proxy skips for a request that still carries `Expect`: the
+    // service would wait for a body that never comes. The expectation is met already; drop it.
+    if (res.locals.rawBody || req.readableEnded) delete req.headers.expect;
+    return proxy(req, res, next);
+  };
 }
