@@ -17,13 +17,15 @@ const body = (text: string, model = FAKE_MODEL, max_tokens = 40) => ({ model, ma
 const errorCode = (json: Record<string, unknown>) => (json.error as { code: string }).code;
 
 describe("upstream failures", () => {
-  it("an upstream 4xx (nothing ran) releases the hold: 502 upstream_error, nothing charged, replayed as stored", async () => {
+  it("an upstream 4xx (nothing ran) releases the hold: 502 upstream_error with its request id, nothing charged, replayed as stored", async () => {
     const a = await s.gateway.account();
     s.fake.configure({ status: 400 });
     const headers = { "idempotency-key": randomUUID() };
     const res = await s.call(a.key, "/v1/messages", body("bad"), headers);
     expect(res.status).toBe(502);
     expect(errorCode(res.json)).toBe("upstream_error");
+    // The stored answer names the request that produced it, like every other error.
+    expect((res.json.error as { request_id?: string }).request_id).toBe(res.headers.get("x-request-id"));
     expect(await s.balance(a.organizationId)).toMatchObject({ balance_microrub: 1_000_000, reserved_microrub: 0 });
     s.fake.reset();
     const replay = await s.call(a.key, "/v1/messages", body("bad"), headers);

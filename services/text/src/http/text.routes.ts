@@ -18,6 +18,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
       res,
       await deps.requests.handle({
         identity,
+        requestId: req.requestId,
         endpoint: "messages",
         idempotencyKey: req.header(IdempotencyKeyHeader),
         body: req.body,
@@ -35,6 +36,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
       res,
       await deps.requests.handle({
         identity,
+        requestId: req.requestId,
         endpoint: "responses",
         idempotencyKey: req.header(IdempotencyKeyHeader),
         body: req.body,

@@ -87,7 +87,7 @@ export function renderRecord(r: TextRecord): HttpAnswer {
 }
 
 /** An error answer fixed at the time it happened, to be replayed as it was. */
-export function renderError(code: ErrorCode, message: string): StoredError {
+export function renderError(code: ErrorCode, message: string, requestId?: string): StoredError {
   const status = ErrorCatalog[code];
-  return { status, body: JSON.stringify(errorBody(code, message, status)) };
+  return { status, body: JSON.stringify(errorBody(code, message, status, requestId)) };
 }

@@ -25,6 +25,8 @@ export interface TextRecord {
   organizationId: string;
   endpoint: string;
   idempotencyKey: string;
+  /** The creating request's x-request-id (none for records older than the column). */
+  requestId: string | null;
   fingerprint: string;
   model: string;
   plan: TextPlan;
@@ -42,7 +44,7 @@ export interface TextRecord {
 
 export type NewTextRecord = Pick<
   TextRecord,
-  "id" | "keyId" | "userId" | "organizationId" | "endpoint" | "idempotencyKey" | "fingerprint" | "model" | "plan" | "estimatedCost" | "holdId" | "ownerId"
+  "id" | "keyId" | "userId" | "organizationId" | "endpoint" | "idempotencyKey" | "requestId" | "fingerprint" | "model" | "plan" | "estimatedCost" | "holdId" | "ownerId"
 >;
 
 export type TextPatch = Partial<Pick<TextRecord, "state" | "result" | "cost" | "error" | "attempts" | "ownerId" | "nextAttemptAt" | "holdId">>;
@@ -101,6 +103,7 @@ export class TextRequestRepository {
       organization_id: r.organizationId,
       endpoint: r.endpoint,
       idempotency_key: r.idempotencyKey,
+      request_id: r.requestId,
       fingerprint: r.fingerprint,
       model: r.model,
       plan: r.plan,
@@ -110,12 +113,12 @@ export class TextRequestRepository {
       created_at: r.createdAt.toISOString(),
     }));
     const { rows: inserted } = await this.db.pool.query<{ id: string }>(
-      `INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, fingerprint, model, plan,
+      `INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan,
          estimated_cost, hold_id, state, owner_id, created_at, next_attempt_at, updated_at)
-       SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.fingerprint, x.model, x.plan,
+       SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.request_id, x.fingerprint, x.model, x.plan,
          x.estimated_cost, x.hold_id, 'reserving', x.owner_id, x.created_at, x.created_at, x.created_at
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, key_id uuid, user_id uuid, organization_id uuid, endpoint text,
-         idempotency_key text, fingerprint text, model text, plan jsonb, estimated_cost bigint, hold_id uuid, owner_id uuid,
+         idempotency_key text, request_id text, fingerprint text, model text, plan jsonb, estimated_cost bigint, hold_id uuid, owner_id uuid,
          created_at timestamptz)
        ON CONFLICT (key_id, endpoint, idempotency_key) DO NOTHING
        RETURNING id`,
@@ -227,6 +230,7 @@ interface SqlRow {
   organization_id: string;
   endpoint: string;
   idempotency_key: string;
+  request_id: string | null;
   fingerprint: string;
   model: string;
   plan: unknown;
@@ -250,6 +254,7 @@ function fromSql(row: SqlRow): TextRecord {
     organizationId: row.organization_id,
     endpoint: row.endpoint,
     idempotencyKey: row.idempotency_key,
+    requestId: row.request_id,
     fingerprint: row.fingerprint,
     model: row.model,
     plan: row.plan as TextPlan,

@@ -31,6 +31,7 @@ export class TextRequestService {
 
   async handle(input: {
     identity: KeyIdentity;
+    requestId: string;
     endpoint: TextEndpoint;
     idempotencyKey: string | undefined;
     body: unknown;
@@ -51,6 +52,7 @@ export class TextRequestService {
       organizationId: input.identity.organization_id,
       endpoint: input.endpoint,
       idempotencyKey: key,
+      requestId: input.requestId,
       fingerprint,
       model: input.model,
       plan,

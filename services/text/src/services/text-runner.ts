@@ -169,7 +169,7 @@ export class TextRunner {
           this.deps.logger.error({ request: r.id, err, attempts: r.attempts + 1 }, "upstream never answered usably; releasing the hold (possible upstream charge not passed on)");
         }
         // Refused or not reached (or still failing): nothing ran, so nothing is charged.
-        return this.deps.repo.transition(r, { state: "releasing", error: upstreamFailure(err) });
+        return this.deps.repo.transition(r, { state: "releasing", error: upstreamFailure(err, r.requestId) });
       }
       const textResult = toTextResult(r, result);
       const cost = Math.min(costOf(r.plan.tariff, textResult.usage.input_tokens, textResult.usage.output_tokens), r.estimatedCost);
@@ -244,7 +244,7 @@ export class TextRunner {
 }
 
 /** The answer a failed upstream call gets: 502, the hold released, the upstream's reason named. */
-function upstreamFailure(err: UpstreamError): StoredError {
+function upstreamFailure(err: UpstreamError, requestId: string | null): StoredError {
   // An upstream refusing our own credentials is our configuration, not the customer's business.
   const detail =
     err.status === 401 || err.status === 403
@@ -254,7 +254,7 @@ function upstreamFailure(err: UpstreamError): StoredError {
         : err.kind === "unknown"
           ? `the upstream did not answer usably after ${MAX_UNKNOWN_ATTEMPTS} attempts`
           : `the upstream could not be reached: ${err.message}`;
-  return renderError("upstream_error", `${detail}; nothing was charged`);
+  return renderError("upstream_error", `${detail}; nothing was charged`, requestId ?? undefined);
 }
 
 /**

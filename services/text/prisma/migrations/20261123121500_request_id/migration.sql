@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "text_requests" ADD COLUMN     "request_id" TEXT;
