@@ -23,10 +23,14 @@ export const Filename = z
   .refine((name) => name !== "." && name !== "..", "must not be . or ..")
   .refine((name) => name.trim().length > 0, "must not be blank");
 
-/** POST /v1/files. The size limit is the service's MAX_FILE_BYTES, checked there. */
+/**
+ * POST /v1/files. The service checks the type against UploadMimeType (415 `unsupported_media_type`) and
+ * the size against its MAX_FILE_BYTES (413 `payload_too_large`): well-formed requests for what is not
+ * accepted, not malformed ones.
+ */
 export const CreateFileRequest = z.strictObject({
   filename: Filename,
-  mime_type: UploadMimeType,
+  mime_type: z.string().min(1, "must not be empty").max(255, "must be at most 255 characters"),
   size_bytes: z.number().int().min(1),
   sha256: Sha256Hex,
 });

@@ -1,3 +1,4 @@
+import { UploadMimeType } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
 
 /** Every error the files service answers with; use-cases throw these and know nothing of HTTP. */
@@ -6,7 +7,9 @@ export const FilesErrors = {
   fileNotFound: (id: string) => new AppError("file_not_found", `file ${id} does not exist`),
   fileNotVerified: (id: string, status: string) =>
     new AppError("file_not_verified", `file ${id} is ${status}; only verified files can be read`, { details: { status } }),
-  fileTooLarge: (max: number) => new AppError("invalid_request", `size_bytes: must be at most ${max} bytes`),
+  fileTooLarge: (max: number) => new AppError("payload_too_large", `size_bytes: a file may be at most ${max} bytes`),
+  typeNotAccepted: (type: string) =>
+    new AppError("unsupported_media_type", `mime_type: ${type} is not accepted; upload one of ${UploadMimeType.options.join(", ")}`),
   quotaExceeded: (quota: number) =>
     new AppError("file_quota_exceeded", `this file would take the user's stored files over the quota of ${quota} bytes`),
   invalidUploadLink: () => new AppError("invalid_upload_link", "the upload link is not valid"),

@@ -61,18 +61,27 @@ describe("POST /v1/files", () => {
     ["a name over 255 characters", { filename: "a".repeat(256) }, "invalid_request"],
     ["a path as name", { filename: "../etc/passwd" }, "invalid_request"],
     ["a control character in the name", { filename: "a\nb.png" }, "invalid_request"],
-    ["a MIME type not allowed", { mime_type: "image/gif" }, "invalid_request"],
-    ["a result-only MIME type", { mime_type: "application/json" }, "invalid_request"],
+    ["an empty MIME type", { mime_type: "" }, "invalid_request"],
     ["size 0", { size_bytes: 0 }, "invalid_request"],
     ["a fractional size", { size_bytes: 1.5 }, "invalid_request"],
     ["a size as a string", { size_bytes: "1000" }, "invalid_request"],
-    ["a size over MAX_FILE_BYTES", { size_bytes: 1024 * 1024 + 1 }, "invalid_request"],
     ["an uppercase hash", { sha256: "A".repeat(64) }, "invalid_request"],
     ["a short hash", { sha256: "a".repeat(63) }, "invalid_request"],
   ])("refuses %s with 400", async (_what, over, code) => {
     const res = await h.call("POST", "/v1/files", h.user()).send(valid(over));
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(code);
+  });
+
+  it.each([
+    ["a MIME type not allowed", { mime_type: "image/gif" }, 415, "unsupported_media_type"],
+    ["a result-only MIME type", { mime_type: "application/json" }, 415, "unsupported_media_type"],
+    ["a size over MAX_FILE_BYTES", { size_bytes: 1024 * 1024 + 1 }, 413, "payload_too_large"],
+  ])("refuses %s (%i %s), keeping nothing", async (_what, over, status, code) => {
+    const owner = h.user();
+    const res = await h.call("POST", "/v1/files", owner).send(valid(over));
+    expect({ status: res.status, code: res.body.error.code }).toEqual({ status, code });
+    expect((await h.call("GET", "/v1/files", owner)).body.data).toEqual([]);
   });
 
   it("accepts unicode names and the largest allowed size", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
-import type { CreateFileRequest, FileDeleted, FileList, FileRecord } from "@meter/contracts";
+import { UploadMimeType, type CreateFileRequest, type FileDeleted, type FileList, type FileRecord } from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import { FilesErrors } from "../errors";
@@ -40,6 +40,8 @@ export class FileService {
 
   async create(owner: FileOwner, input: CreateFileRequest, publicBaseUrl: string): Promise<FileRecord> {
     const { files, links, policy, clock } = this.deps;
+    const mimeType = UploadMimeType.safeParse(input.mime_type);
+    if (!mimeType.success) throw FilesErrors.typeNotAccepted(input.mime_type);
     if (input.size_bytes > policy.maxFileBytes) throw FilesErrors.fileTooLarge(policy.maxFileBytes);
     const now = clock.now();
     const id = randomUUID();
@@ -50,7 +52,7 @@ export class FileService {
         userId: owner.userId,
         organizationId: owner.organizationId,
         filename: input.filename,
-        mimeType: input.mime_type,
+        mimeType: mimeType.data,
         sizeBytes: input.size_bytes,
         sha256: input.sha256,
         objectKey: `uploads/${id}`,
@@ -61,7 +63,7 @@ export class FileService {
       policy.quotaBytes,
     );
     if (!file) throw FilesErrors.quotaExceeded(policy.quotaBytes);
-    const grant = { fileId: id, sizeBytes: input.size_bytes, mimeType: input.mime_type, sha256: input.sha256, expiresAt: uploadExpiresAt };
+    const grant = { fileId: id, sizeBytes: input.size_bytes, mimeType: mimeType.data, sha256: input.sha256, expiresAt: uploadExpiresAt };
     return toFileRecord(file, links.instructions(grant, publicBaseUrl));
   }
 
