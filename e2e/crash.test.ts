@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 it("after a SIGKILL mid-flight every hold is settled or released once and every retry gets its answer", async () => {
-  const account = await sut.account(1_000_000_000);
+  const account = await sut.account({ credit: 1_000_000_000 });
   sut.fake.configure({ delayMs: 1_500 });
   const requests = Array.from({ length: 12 }, (_, i) => ({
     key: randomUUID(),

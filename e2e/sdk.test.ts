@@ -54,9 +54,44 @@ describe("@anthropic-ai/sdk", () => {
     expect(noKey).toBeInstanceOf(Anthropic.AuthenticationError);
   });
 
-  it("lists models", async () => {
+  it("lists models and retrieves one", async () => {
     const page = await client().models.list();
     expect(page.data.map((m) => m.id)).toContain(LOCAL_MODEL);
+    expect(await client().models.retrieve(LOCAL_MODEL)).toMatchObject({ id: LOCAL_MODEL, type: "model" });
+    const missing = await client()
+      .models.retrieve("no-such-model")
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(missing).toBeInstanceOf(Anthropic.NotFoundError);
+  });
+
+  it("reports our request id as the SDK's own", async () => {
+    const message = await client().messages.create(
+      { model: LOCAL_MODEL, max_tokens: 16, messages: [{ role: "user", content: "id?" }] },
+      { headers: { "Idempotency-Key": randomUUID() } },
+    );
+    expect(message._request_id).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+
+  it("does not retry on its own a call the daily budget refuses", async () => {
+    const capped = await sut.account({ dailyBudget: 10 });
+    let calls = 0;
+    const counting: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    // The SDK's default: two retries of a 429, unless the answer says not to.
+    const err = await new Anthropic({ apiKey: capped.key, baseURL: sut.url, fetch: counting })
+      .messages.create({ model: LOCAL_MODEL, max_tokens: 64, messages: [{ role: "user", content: "x" }] }, { headers: { "Idempotency-Key": randomUUID() } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(err).toBeInstanceOf(Anthropic.RateLimitError);
+    expect((err as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ error: { code: "daily_budget_exceeded" } });
+    expect(calls).toBe(1);
   });
 });
 
@@ -88,9 +123,10 @@ describe("openai", () => {
     expect((mismatch as InstanceType<typeof OpenAI.APIError>).code).toBe("idempotency_key_mismatch");
   });
 
-  it("lists models", async () => {
+  it("lists models and retrieves one", async () => {
     const ids: string[] = [];
     for await (const m of client().models.list()) ids.push(m.id);
     expect(ids).toContain(LOCAL_MODEL);
+    expect(await client().models.retrieve(LOCAL_MODEL)).toMatchObject({ id: LOCAL_MODEL, object: "model", owned_by: "meter" });
   });
 });

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   });
   const sut = await startSystemUnderTest({ upstream, env: { LOG_LEVEL: "warn", DATABASE_POOL_SIZE: "20" } });
   try {
-    const account = await sut.account(1_000_000_000_000);
+    const account = await sut.account({ credit: 1_000_000_000_000 });
     const gatewayBody = JSON.stringify({ model: FAKE_MODEL, max_tokens: 64, messages: [{ role: "user", content: "Hello, benchmark" }] });
     const upstreamBody = JSON.stringify({ model: "claude-fake", max_tokens: 64, messages: [{ role: "user", content: "Hello, benchmark" }] });
     const metered = `${sut.url}/v1/messages`;

@@ -36,6 +36,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/v1/responses", service: "text", auth: key(["text"]), body: "text-json", paid: true },
   { method: "POST", path: "/v1/chat/quote", service: "text", auth: key(["text"], true), body: "text-json" },
   { method: "GET", path: "/v1/models", service: "billing-ledger", auth: key([]), body: "none" },
+  { method: "GET", path: "/v1/models/*id", service: "billing-ledger", auth: key([]), body: "none" },
 
   { method: "POST", path: "/v1/images/edits", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },
   { method: "POST", path: "/v1/images/analysis", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },

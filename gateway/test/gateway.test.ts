@@ -214,9 +214,10 @@ describe("routing", () => {
     await expectError(await get("/v1/nothing-here"), 404, "not_found");
   });
 
-  it("every response carries x-request-id", async () => {
+  it("every response carries x-request-id, and the same id as request-id for Anthropic clients", async () => {
     const res = await get("/healthz");
     expect(res.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(res.headers.get("request-id")).toBe(res.headers.get("x-request-id"));
   });
 });
 

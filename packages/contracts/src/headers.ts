@@ -6,5 +6,7 @@ export const InternalHeaders = {
 } as const;
 
 export const RequestIdHeader = "x-request-id";
+/** The same id under the Anthropic API's own name, which @anthropic-ai/sdk reports as `_request_id`. */
+export const AnthropicRequestIdHeader = "request-id";
 export const IdempotencyKeyHeader = "idempotency-key";
 export const IdempotentReplayedHeader = "idempotent-replayed";

@@ -20,7 +20,7 @@ export interface SystemUnderTest {
   fake: FakeUpstream;
   admin<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<T>;
   /** A user and organization with `credit` microrub and a key with every scope. */
-  account(credit?: number): Promise<{ key: string; keyId: string; organizationId: string }>;
+  account(opts?: { credit?: number; dailyBudget?: number }): Promise<{ key: string; keyId: string; organizationId: string }>;
   assertBooksBalance(): Promise<void>;
   /** Runs `pnpm ledger:check` on the billing database: its printout and whether the books balance. */
   booksCheck(): { ok: boolean; output: string };
@@ -92,7 +92,7 @@ export async function startSystemUnderTest(
     system,
     fake,
     admin,
-    async account(credit = 1_000_000_000) {
+    async account({ credit = 1_000_000_000, dailyBudget = 1_000_000_000 }: { credit?: number; dailyBudget?: number } = {}) {
       const user = await admin<{ id: string }>("POST", "/admin/v1/users", { email: `e2e-${randomUUID()}@example.test` });
       const org = await admin<{ id: string }>("POST", "/admin/v1/organizations", { name: "e2e" });
       await admin("POST", `/admin/v1/organizations/${org.id}/members`, { user_id: user.id });
@@ -101,7 +101,7 @@ export async function startSystemUnderTest(
         user_id: user.id,
         organization_id: org.id,
         scopes: ["text", "images", "files:write", "files:read", "mcp:read", "mcp:invoke"],
-        daily_budget_microrub: 1_000_000_000,
+        daily_budget_microrub: dailyBudget,
       });
       return { key: key.key, keyId: key.id, organizationId: org.id };
     },

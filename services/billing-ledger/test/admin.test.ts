@@ -135,6 +135,20 @@ describe("catalog", () => {
     expect(entry.provider).toBeUndefined();
   });
 
+  it("serves one published model by id, vendor/model ids included", async () => {
+    await h.call("PUT", "/admin/v1/models/vendor/meter-slash").send(model).expect(201);
+    expect((await h.call("GET", "/admin/v1/models/vendor%2Fmeter-slash").expect(200)).body).toMatchObject({ id: "vendor/meter-slash", provider: model.provider });
+    await h.call("PUT", "/admin/v1/models/meter-hidden").send({ ...model, enabled: false }).expect(201);
+    const a = await seedAccount(h);
+    const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: [] };
+    const one = await h.call("GET", "/v1/models/vendor/meter-slash", identity).expect(200);
+    expect(one.body).toMatchObject({ id: "vendor/meter-slash", object: "model", operations: model.operations });
+    expect(one.body.provider).toBeUndefined();
+    for (const id of ["meter-hidden", "no-such-model"]) {
+      expect((await h.call("GET", `/v1/models/${id}`, identity).expect(404)).body.error.code).toBe("model_not_found");
+    }
+  });
+
   it("sells image editing at a fixed per-request price only", async () => {
     const res = await h
       .call("PUT", "/admin/v1/models/meter-bad")

@@ -12,12 +12,19 @@ const BODY_PARSER_ERRORS: Record<string, ErrorCode> = {
   "entity.verify.failed": "invalid_request",
 };
 
+/**
+ * Refusals that retrying the same call cannot change for hours. The official SDKs retry any 429 on
+ * their own unless told not to; `x-should-retry: false` is the header both of them obey.
+ */
+const NOT_WORTH_RETRYING = new Set<string>(["daily_budget_exceeded"]);
+
 export function sendError(
   res: Parameters<RequestHandler>[1],
   requestId: string | undefined,
   error: AppError,
 ): void {
   for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
+  if (NOT_WORTH_RETRYING.has(error.code)) res.setHeader("x-should-retry", "false");
   res.status(error.status).json(errorBody(error.code, error.message, error.status, requestId));
 }
 

@@ -7,13 +7,13 @@ import {
   CreateUserRequest,
   CreditRequest,
   ListQuery,
-  ModelId,
   ModelUpsert,
 } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
 import type { AccountService } from "../services/account.service";
 import type { ApiKeyService } from "../services/api-key.service";
 import type { CatalogService } from "../services/catalog.service";
+import { modelIdOf } from "./model-id";
 import type { HoldRepository } from "../repositories/hold.repository";
 
 const Uuid = z.uuid();
@@ -82,11 +82,11 @@ export function adminRoutes(deps: { holdReads: HoldRepository; accounts: Account
   r.get("/models", async (_req, res) => {
     res.json({ object: "list", data: await catalog.list() });
   });
-  r.get("/models/:id", async (req, res) => {
-    res.json(await catalog.get(parseInput(ModelId, req.params.id)));
+  r.get("/models/*id", async (req, res) => {
+    res.json(await catalog.get(modelIdOf(req)));
   });
-  r.put("/models/:id", async (req, res) => {
-    const { model, created } = await catalog.upsert(parseInput(ModelId, req.params.id), parseInput(ModelUpsert, req.body));
+  r.put("/models/*id", async (req, res) => {
+    const { model, created } = await catalog.upsert(modelIdOf(req), parseInput(ModelUpsert, req.body));
     res.status(created ? 201 : 200).json(model);
   });
 

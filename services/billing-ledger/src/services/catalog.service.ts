@@ -54,19 +54,29 @@ export class CatalogService {
    * carries the fields both official SDKs read (OpenAI: created, owned_by; Anthropic: type, display_name).
    */
   async published() {
-    const models = (await this.list()).filter((m) => m.enabled);
-    const data = models.map((m) => ({
-      id: m.id,
-      object: "model" as const,
-      type: "model" as const,
-      display_name: m.display_name ?? m.id,
-      created: Math.floor(new Date(m.created_at).getTime() / 1000),
-      created_at: m.created_at,
-      owned_by: "meter",
-      operations: m.operations,
-    }));
+    const data = (await this.list()).filter((m) => m.enabled).map(publicEntry);
     return { object: "list" as const, data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
   }
+
+  /** `GET /v1/models/{id}`: one published model, as both SDKs' `models.retrieve()` read it. */
+  async publishedOne(id: string) {
+    const model = await this.get(id);
+    if (!model.enabled) throw BillingErrors.modelNotFound(id);
+    return publicEntry(model);
+  }
+}
+
+function publicEntry(m: CatalogModel) {
+  return {
+    id: m.id,
+    object: "model" as const,
+    type: "model" as const,
+    display_name: m.display_name ?? m.id,
+    created: Math.floor(new Date(m.created_at).getTime() / 1000),
+    created_at: m.created_at,
+    owned_by: "meter",
+    operations: m.operations,
+  };
 }
 
 function render(row: Row): CatalogModel {

@@ -1,0 +1,9 @@
+import type { Request } from "express";
+import { ModelId } from "@meter/contracts";
+import { parseInput } from "@meter/service-kit";
+
+/** A model id may contain `/` (`vendor/model`, as OpenRouter names them): the rest of the path is the id. */
+export function modelIdOf(req: Request): string {
+  const segments = (req.params as { id?: string[] }).id ?? [];
+  return parseInput(ModelId, segments.join("/"));
+}
