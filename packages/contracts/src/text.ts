@@ -66,11 +66,18 @@ export const ResponsesRequest = z.strictObject({
 });
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
-/** `POST /v1/chat/quote`: messages may carry the `system` role here. */
+/**
+ * `POST /v1/chat/quote`: messages may carry the `system` role here. A `/v1/messages` body is also a valid
+ * quote (its top-level `system` is priced as input; `temperature` and `stream` are checked as there,
+ * and do not change the price), so a client can quote exactly what it is about to send.
+ */
 export const ChatQuoteRequest = z.strictObject({
   model: z.string().min(1),
   messages: z.array(z.strictObject({ role: z.enum(["system", "user", "assistant"]), content: Content })).min(1),
   max_tokens: MaxTokens.optional(),
+  system: Content.optional(),
+  temperature: Temperature.optional(),
+  stream: Stream,
   max_cost_microrub: Microrub.optional(),
 });
 export type ChatQuoteRequest = z.infer<typeof ChatQuoteRequest>;

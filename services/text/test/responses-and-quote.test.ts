@@ -95,14 +95,13 @@ describe("POST /v1/chat/quote", () => {
     expect(s.fake.callCount()).toBe(calls);
     expect(await s.balance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
 
-    // The same request through /v1/messages is held at exactly the quoted amount.
-    const real = await s.call(
-      a.key,
-      "/v1/messages",
-      { model: LOCAL_MODEL, system: "be brief", max_tokens: 100, messages: [{ role: "user", content: "quote me" }] },
-      { "idempotency-key": randomUUID() },
-    );
+    // The same request through /v1/messages is held at exactly the quoted amount, and its body, quoted
+    // as it is, gets the same estimate.
+    const messagesBody = { model: LOCAL_MODEL, system: "be brief", max_tokens: 100, temperature: 0.2, messages: [{ role: "user", content: "quote me" }] };
+    const real = await s.call(a.key, "/v1/messages", messagesBody, { "idempotency-key": randomUUID() });
     expect((real.json.billing as { estimated_cost_microrub: number }).estimated_cost_microrub).toBe(quote.json.estimated_cost_microrub);
+    const quotedAsSent = await s.call(a.key, "/v1/chat/quote", messagesBody);
+    expect(quotedAsSent.json.estimated_cost_microrub).toBe(quote.json.estimated_cost_microrub);
   });
 
   it("refuses when max_cost_microrub is below the estimate (422 max_cost_exceeded)", async () => {
@@ -114,8 +113,13 @@ describe("POST /v1/chat/quote", () => {
   it("fails for an unknown model and for unsupported parameters", async () => {
     const a = await s.gateway.account();
     expect((await s.call(a.key, "/v1/chat/quote", { model: "nope", messages })).status).toBe(404);
-    const bad = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages, temperature: 3 });
-    expect((bad.json.error as { code: string }).code).toBe("unknown_field");
+    const codeOf = async (extra: Record<string, unknown>) => {
+      const res = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages, ...extra });
+      return `${res.status} ${(res.json.error as { code: string }).code}`;
+    };
+    expect(await codeOf({ top_k: 5 })).toBe("400 unknown_field");
+    expect(await codeOf({ temperature: 3 })).toBe("400 invalid_request");
+    expect(await codeOf({ stream: true })).toBe("400 unsupported_parameter");
   });
 
   it("takes the key in x-api-key and needs the text scope", async () => {

@@ -65,7 +65,10 @@ export function normalizeResponses(body: ResponsesRequest, defaultMaxTokens: num
 }
 
 export function normalizeQuote(body: ChatQuoteRequest, defaultMaxTokens: number): NormalizedText {
-  const system = body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content));
+  const system = [
+    ...(body.system !== undefined ? [textOf(body.system)] : []),
+    ...body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content)),
+  ];
   return {
     ...(system.length ? { system: system.join("\n\n") } : {}),
     messages: body.messages.flatMap((m) => (m.role === "system" ? [] : [{ role: m.role, text: textOf(m.content) }])),
