@@ -126,6 +126,13 @@ describe("bodies", () => {
     await expectError(await post("/v1/responses", '{"model": ', { authorization: `Bearer ${key}` }), 400, "invalid_json");
   });
 
+  it("JSON that is not an object (null, a number, a string) is 400 invalid_request", async () => {
+    const { key } = await g.account({ scopes: ["text"] });
+    for (const body of ["null", "42", '"text"']) {
+      await expectError(await post("/v1/responses", body, { authorization: `Bearer ${key}` }), 400, "invalid_request");
+    }
+  });
+
   it("a non-JSON body is 415 unsupported_media_type", async () => {
     const { key } = await g.account({ scopes: ["text"] });
     const res = await fetch(`${g.url}/v1/responses`, {

@@ -30,6 +30,10 @@ export function jsonBodyGuard(limit: number): RequestHandler[] {
     } catch (e) {
       return next(new AppError("invalid_json", `the request body is not valid JSON: ${(e as Error).message}`));
     }
+    // `null`, a number or a string is JSON, but no endpoint takes one: a wrong request, not bad JSON.
+    if (res.locals.json === null || typeof res.locals.json !== "object") {
+      return next(new AppError("invalid_request", "the request body must be a JSON object"));
+    }
     res.locals.rawBody = raw;
     next();
   };
