@@ -45,6 +45,8 @@ test("the batch handler gets what has arrived, up to maxBatch, and each item is 
       retry: { maxAttempts: 3, backoffMs: [100] },
       handler: async (items) => {
         batches.push(items);
+        // Busy with the first batch long enough for the rest of the twelve to arrive meanwhile.
+        if (batches.length === 1) await sleep(300);
         return items.map(({ payload, meta }): BatchOutcome => {
           const kind = payload.amount_microrub % 3;
           if (kind === 2) return { ok: false, error: new NonRetryableError("hold is closed") };
@@ -57,9 +59,10 @@ test("the batch handler gets what has arrived, up to maxBatch, and each item is 
   );
 
   await eventually(() => expect([...applied].sort((a, b) => a - b)).toEqual([0, 1, 3, 4, 6, 7, 9, 10]));
+  // How many arrive together at first depends on the socket; what arrived during the first batch is
+  // taken five at a time, never more.
   expect(Math.max(...batches.map((b) => b.length))).toBe(5);
-  // The twelve were waiting before the consumer started, so the first batches are full.
-  expect(batches[0]).toHaveLength(5);
+  expect(batches[1]).toHaveLength(5);
   const retried = batches.flat().filter((item) => item.meta.attempt === 2);
   expect(retried.map((item) => item.payload.amount_microrub).sort((a, b) => a - b)).toEqual([1, 4, 7, 10]);
 
