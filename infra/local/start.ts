@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
 import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
 import {
@@ -34,6 +35,8 @@ async function main(): Promise<void> {
   const ports = Object.fromEntries(
     SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])]),
   ) as Record<ServiceName, number>;
+
+  await assertPortsFree(ports);
 
   const rabbit = new URL(env.RABBITMQ_URL!);
   const pg = new URL(serviceDatabaseUrl(path.join(repoRoot(), "services", "billing-ledger")));
@@ -112,6 +115,27 @@ Ctrl-C stops everything this command started.
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/**
+ * Every service port must be free before anything starts: otherwise a gateway already listening there
+ * (another checkout's `npm start`, say) would answer in place of ours, and the failure would show up
+ * later as a puzzling refusal of our admin token.
+ */
+async function assertPortsFree(ports: Record<ServiceName, number>): Promise<void> {
+  for (const [service, port] of Object.entries(ports)) {
+    if (port === 0) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer()
+        .once("error", () => resolve(false))
+        .listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
+    });
+    if (!free) {
+      throw new Error(
+        `port ${port} (${service}) is already in use, perhaps by another \`npm start\`: stop that, or choose another port with ${envPrefix(service as ServiceName)}_PORT`,
+      );
+    }
+  }
 }
 
 /**
