@@ -12,8 +12,8 @@ declare global {
 }
 
 /**
- * Every response carries `x-request-id` (and `request-id`, where Anthropic clients look). The gateway mints it; services reuse the one the gateway sent
- * so a request can be followed through every log.
+ * Every response carries `x-request-id` (and `request-id`, where Anthropic clients look). The gateway
+ * mints it; services reuse the one the gateway sent so a request can be followed through every log.
  */
 export function requestId(opts: { trustIncoming: boolean }): RequestHandler {
   return (req, res, next) => {
