@@ -1,4 +1,5 @@
 import path from "node:path";
+import { envPrefix, type ServiceName } from "@meter/local-infra";
 import { existsInRepo, isRecord, repoPath } from "./repo";
 
 /** A Meter process as a deployment starts it: `node --import tsx <entry>`. */
@@ -27,7 +28,7 @@ export function componentOf(command: readonly string[] | undefined): Component |
   return {
     entry,
     role: path.posix.basename(entry) === "worker.ts" ? "worker" : "server",
-    prefix: path.posix.basename(dir).toUpperCase().replace(/-/g, "_"),
+    prefix: envPrefix(path.posix.basename(dir) as ServiceName),
   };
 }
 

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
+import { repoRoot } from "@meter/local-infra";
 
-/** The repository root (this file is infra/deploy/test/support/repo.ts). */
-export const ROOT = path.resolve(__dirname, "..", "..", "..", "..");
+export const ROOT = repoRoot();
 
 export const repoPath = (...parts: string[]): string => path.join(ROOT, ...parts);
 
