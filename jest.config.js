@@ -12,7 +12,7 @@ module.exports = {
   transform: { "^.+\\.tsx?$": swc },
   // Prisma's generated client imports its own files with .js extensions.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  testMatch: ["<rootDir>/{gateway,services,packages,e2e,infra}/**/*.test.ts"],
+  testMatch: ["<rootDir>/{gateway,services,packages,e2e,infra,web}/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
   testTimeout: 30000,
   setupFiles: ["<rootDir>/packages/testing/src/jest-setup.ts"],

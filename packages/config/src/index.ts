@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { defaultDatabaseName, ServiceCatalog, type ServiceName } from "@meter/contracts";
 
 /**
  * Thrown when the environment does not satisfy a service's config schema.
@@ -42,8 +43,29 @@ export const env = {
     ),
   url: (fallback?: string) => (fallback === undefined ? z.url() : z.preprocess(emptyToUndefined, z.url().default(fallback))),
   optionalUrl: () => z.preprocess(emptyToUndefined, z.url().optional()),
+  /** One URL, or several separated by commas (replicas reached without a load balancer in front). */
+  urlList: (fallback: string) =>
+    z
+      .preprocess(emptyToUndefined, z.string().default(fallback))
+      .transform((v) =>
+        v
+          .split(",")
+          .map((u) => u.trim())
+          .filter((u) => u !== ""),
+      )
+      .pipe(z.array(z.url()).min(1)),
   enumOf: <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
     z.preprocess(emptyToUndefined, z.enum(values).default(fallback as never)),
+};
+
+/**
+ * A service's own port, where it is reached, and its database, each defaulting to the local values
+ * of the one service list (packages/contracts/src/services.ts).
+ */
+export const serviceEnv = {
+  port: (service: ServiceName) => env.port(ServiceCatalog[service].port),
+  url: (service: ServiceName) => env.url(`http://127.0.0.1:${ServiceCatalog[service].port}`),
+  databaseUrl: (service: ServiceName) => env.url(`postgresql://postgres@127.0.0.1:5432/${defaultDatabaseName(service)}`),
 };
 
 function emptyToUndefined(v: unknown): unknown {
@@ -54,7 +76,15 @@ function emptyToUndefined(v: unknown): unknown {
 export const CommonConfig = z.object({
   NODE_ENV: env.enumOf(["development", "test", "production"] as const, "development"),
   LOG_LEVEL: env.enumOf(["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const, "info"),
-  INTERNAL_SECRET: z.string().min(16, "must be at least 16 characters (shared HMAC key for internal identity)"),
+  /** This process's own Ed25519 key for signing internal calls, `<kid>.<base64url PKCS#8 DER>` (a secret). */
+  INTERNAL_SIGNING_KEY: z.string().min(40, "must be <kid>.<base64url PKCS#8 DER> (generate with `pnpm internal-keys`)"),
+  /** Every deployable's public keys, `<deployable>:<kid>.<base64url SPKI DER>, ...` (not a secret; shared by all). */
+  INTERNAL_PUBLIC_KEYS: z.string().min(40, "must list <deployable>:<kid>.<base64url SPKI DER> entries (generate with `pnpm internal-keys`)"),
   HOST: env.string("127.0.0.1"),
+  /**
+   * On SIGTERM, how long a server keeps serving after /readyz turns 503 (its answers closing their
+   * connections) before it stops accepting: the time the load balancer needs to stop routing to it.
+   */
+  SHUTDOWN_DELAY_MS: env.int(0, { min: 0, max: 120_000 }),
 });
 export type CommonConfig = z.infer<typeof CommonConfig>;

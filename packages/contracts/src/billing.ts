@@ -2,6 +2,8 @@ import { z } from "zod";
 import { Microrub } from "./money";
 import { Operation } from "./scopes";
 import { KeyIdentity } from "./identity";
+import { Catalog } from "./catalog";
+import { endpoint } from "./endpoints";
 
 /** POST /internal/v1/keys/verify */
 export const VerifyKeyRequest = z.object({ key: z.string().min(1).max(512) });
@@ -19,7 +21,11 @@ export type HoldStatus = z.infer<typeof HoldStatus>;
 export const HoldSource = z.enum(["text", "media-jobs", "mcp", "files"]);
 export type HoldSource = z.infer<typeof HoldSource>;
 
-/** POST /internal/v1/holds. `hold_id` is chosen by the caller, which makes placing idempotent. */
+/**
+ * Placing a hold. `hold_id` is chosen by the caller, which makes placing idempotent; `source` and
+ * `owner_ref` name the service and the record (text request, media job) the hold belongs to, so
+ * billing can ask its owner about a hold that stays active too long.
+ */
 export const PlaceHoldRequest = z.strictObject({
   hold_id: z.uuid(),
   key_id: z.uuid(),
@@ -27,6 +33,7 @@ export const PlaceHoldRequest = z.strictObject({
   operation: Operation,
   model: z.string().min(1),
   source: HoldSource,
+  owner_ref: z.string().min(1).max(200),
 });
 export type PlaceHoldRequest = z.infer<typeof PlaceHoldRequest>;
 
@@ -40,19 +47,20 @@ export const Hold = z.object({
   operation: z.string().nullable(),
   model: z.string().nullable(),
   source: z.string().nullable(),
+  owner_ref: z.string().nullable(),
+  /** The budget day (YYYY-MM-DD, BUDGET_TIMEZONE) a settled hold's charge counts on: the day it was settled; null otherwise. */
   budget_day: z.string().nullable(),
   created_at: z.string(),
   resolved_at: z.string().nullable(),
 });
 export type Hold = z.infer<typeof Hold>;
 
-/** POST /internal/v1/holds/{hold_id}/settle */
 export const SettleHoldRequest = z.strictObject({ amount_microrub: Microrub });
 export type SettleHoldRequest = z.infer<typeof SettleHoldRequest>;
 
 /**
- * POST /internal/v1/holds/{hold_id}/release. A release of a hold that was never placed records the id
- * as released, so a placement that arrives late (after its caller gave up waiting) places nothing.
+ * A release of a hold that was never placed records the id as released (a tombstone), so a placement
+ * that arrives late (after its caller gave up waiting) places nothing.
  */
 export const ReleaseHoldRequest = z.strictObject({
   reason: z.string().min(1).max(200),
@@ -68,7 +76,7 @@ export const BalanceResponse = z.object({
 export type BalanceResponse = z.infer<typeof BalanceResponse>;
 
 /**
- * POST /internal/v1/hold-ops: many hold operations in one call. A busy caller batches its concurrent
+ * Many hold operations in one call. A busy caller batches its concurrent
  * requests' holds and settlements into one round trip (each socket write is the dearest thing on the
  * path); each operation succeeds or fails on its own.
  */
@@ -90,3 +98,46 @@ export type HoldOpResult = z.infer<typeof HoldOpResult>;
 
 export const HoldOpsResponse = z.object({ results: z.array(HoldOpResult) });
 export type HoldOpsResponse = z.infer<typeof HoldOpsResponse>;
+
+/** What services call on billing-ledger (signed service identity). */
+export const BillingEndpoints = {
+  /** The gateway: who a key belongs to (401 `invalid_api_key` for an unknown or revoked key). */
+  verifyKey: endpoint("POST", "/internal/v1/keys/verify", VerifyKeyRequest, VerifyKeyResponse),
+  /** The tariff catalog with providers, for pricing without a round trip per request. */
+  catalog: endpoint("GET", "/internal/v1/catalog", undefined, Catalog),
+  /** Placements, settlements and releases of concurrent requests, in one round trip and one commit. */
+  holdOps: endpoint("POST", "/internal/v1/hold-ops", HoldOpsRequest, HoldOpsResponse),
+  /** One hold as billing has it (404 when never placed nor released). */
+  hold: endpoint("GET", "/internal/v1/holds/:id", undefined, Hold),
+};
+
+/**
+ * The hold audit: billing asks a hold's owner (the service named by its `source`) what became of the
+ * records behind holds that stayed active for minutes. Per hold the owner answers: `pending` (it is
+ * still working on it and will resolve it), `settle` / `release` (its record is final and this is
+ * the resolution it decided; billing applies it), or `absent` (no record of the owner holds this
+ * hold: billing releases it, saying so in the ledger).
+ */
+export const HoldAuditRequest = z.strictObject({
+  holds: z
+    .array(z.strictObject({ hold_id: z.uuid(), owner_ref: z.string().min(1).max(200) }))
+    .min(1)
+    .max(500),
+});
+export type HoldAuditRequest = z.infer<typeof HoldAuditRequest>;
+
+export const HoldAuditVerdict = z.discriminatedUnion("status", [
+  z.object({ hold_id: z.uuid(), status: z.literal("pending") }),
+  z.object({ hold_id: z.uuid(), status: z.literal("settle"), amount_microrub: Microrub }),
+  z.object({ hold_id: z.uuid(), status: z.literal("release"), reason: z.string().min(1).max(200) }),
+  z.object({ hold_id: z.uuid(), status: z.literal("absent") }),
+]);
+export type HoldAuditVerdict = z.infer<typeof HoldAuditVerdict>;
+
+export const HoldAuditResponse = z.object({ verdicts: z.array(HoldAuditVerdict) });
+export type HoldAuditResponse = z.infer<typeof HoldAuditResponse>;
+
+/** What every service that places holds serves to billing-ledger. */
+export const HoldOwnerEndpoints = {
+  audit: endpoint("POST", "/internal/v1/hold-audit", HoldAuditRequest, HoldAuditResponse),
+};

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Microrub } from "./money";
 import { Operation, Unit } from "./scopes";
+import { DEPLOYABLES, envPrefix } from "./services";
 
 export const ModelId = z
   .string()
@@ -14,9 +15,33 @@ export const TextTariff = z.strictObject({
 });
 export type TextTariff = z.infer<typeof TextTariff>;
 
+/**
+ * What a media model takes, published with its tariff so that `GET /v1/models` shows it: `settings` is
+ * the JSON Schema of the request's `settings`, `limits` the most a job may ask for. Descriptive only:
+ * the service that runs the model enforces its own rules (the catalog seed writes the built-in models'
+ * capabilities from their registry, and a test keeps the two equal).
+ */
+export const MediaCapabilities = z.strictObject({
+  description: z.string().min(1).max(500).optional(),
+  settings: z.record(z.string(), z.unknown()),
+  accepted_mime_types: z.array(z.string().min(1).max(255)).max(50).optional(),
+  /** The instruction grammar of `prompt` (image editing), one line per instruction. */
+  instructions: z.array(z.string().min(1).max(500)).max(100).optional(),
+  limits: z
+    .strictObject({
+      max_files: z.int().positive().optional(),
+      max_pages_per_document: z.int().positive().optional(),
+      max_input_characters: z.int().positive().optional(),
+      max_input_pixels: z.int().positive().optional(),
+    })
+    .optional(),
+});
+export type MediaCapabilities = z.infer<typeof MediaCapabilities>;
+
 export const UnitTariff = z.strictObject({
   unit: Unit,
   price_per_unit_microrub: Microrub,
+  capabilities: MediaCapabilities.optional(),
 });
 export type UnitTariff = z.infer<typeof UnitTariff>;
 
@@ -38,7 +63,8 @@ export type ProviderKind = z.infer<typeof ProviderKind>;
 
 export const Provider = z.strictObject({
   kind: ProviderKind,
-  base_url: z.url().optional(),
+  /** http(s) only; private and loopback hosts are allowed (Ollama on localhost, vLLM inside a cluster). */
+  base_url: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   upstream_model: z.string().min(1).optional(),
   /** Name of the environment variable that holds the upstream's API key; the key itself never enters the catalog. */
   api_key_env: z
@@ -47,6 +73,43 @@ export const Provider = z.strictObject({
     .optional(),
 });
 export type Provider = z.infer<typeof Provider>;
+
+/** Default of UPSTREAM_KEY_ENV_PATTERN: the environment variables an upstream's API key may be read from. */
+export const DEFAULT_UPSTREAM_KEY_ENV_PATTERN = "^[A-Z][A-Z0-9_]*_API_KEY$";
+
+/**
+ * Our own settings and those of what runs beside us, by prefix, suffix or name: never an upstream key,
+ * whatever UPSTREAM_KEY_ENV_PATTERN admits, or a catalog entry could send a secret to any `base_url`.
+ */
+const OWN_SETTING_PREFIXES = [
+  ...DEPLOYABLES.map((d) => `${envPrefix(d)}_`),
+  "INTERNAL_",
+  "ADMIN_",
+  "RABBITMQ_",
+  "OBJECT_STORE_",
+  "POSTGRES_",
+  "PG",
+  "MINIO_",
+  "CLAMD_",
+  "DATABASE_",
+  "NODE_",
+  "NPM_",
+];
+const OWN_SETTING_SUFFIXES = ["_DATABASE_URL", "_SECRET", "_SECRET_KEY", "_SIGNING_KEY", "_PASSWORD", "_TOKEN"];
+
+/**
+ * The rule for `provider.api_key_env`, the same where the catalog is edited (billing refuses the entry)
+ * and where the key is read (text refuses to read it): the name must match `pattern` and must not be a
+ * setting any of our services reads. Returns why a name is refused, or undefined when it may be read.
+ */
+export function upstreamKeyEnvRefusal(name: string, pattern: RegExp): string | undefined {
+  if (!pattern.test(name)) return `"${name}" does not match UPSTREAM_KEY_ENV_PATTERN ${pattern.source}`;
+  const upper = name.toUpperCase();
+  const prefix = OWN_SETTING_PREFIXES.find((p) => upper.startsWith(p));
+  const suffix = OWN_SETTING_SUFFIXES.find((s) => upper.endsWith(s));
+  const rule = prefix ? `${prefix}*` : suffix ? `*${suffix}` : undefined;
+  return rule ? `"${name}" is one of this system's own settings (${rule}), never an upstream key` : undefined;
+}
 
 /** Body of `PUT /admin/v1/models/{model_id}`. */
 export const ModelUpsert = z
@@ -79,10 +142,7 @@ export const Catalog = z.object({ models: z.array(CatalogModel) });
 export type Catalog = z.infer<typeof Catalog>;
 
 /** The tariff of one operation of one model, or undefined when the cost is unknown. */
-export function tariffOf<O extends Operation>(
-  model: Pick<CatalogModel, "enabled" | "operations"> | undefined,
-  operation: O,
-): Operations[O] | undefined {
+export function tariffOf<O extends Operation>(model: Pick<CatalogModel, "enabled" | "operations"> | undefined, operation: O): Operations[O] | undefined {
   if (!model || !model.enabled) return undefined;
   return model.operations[operation];
 }

@@ -11,10 +11,14 @@ export const ErrorCatalog = {
   invalid_upload_headers: 400,
   authentication_required: 401,
   invalid_api_key: 401,
+  /** The cabinet's sign-in: email or password wrong (which one is not said). */
+  invalid_credentials: 401,
   insufficient_balance: 402,
   insufficient_scope: 403,
   invalid_upload_link: 403,
   upload_link_expired: 403,
+  /** A state-changing cabinet call without the session's CSRF token. */
+  csrf_token_invalid: 403,
   not_found: 404,
   model_not_found: 404,
   file_not_found: 404,
@@ -24,6 +28,8 @@ export const ErrorCatalog = {
   upload_already_completed: 409,
   hold_already_resolved: 409,
   conflict: 409,
+  /** A cabinet invitation link already used, expired or replaced by a newer one. */
+  invitation_invalid: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_mismatch: 422,

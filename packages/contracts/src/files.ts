@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { endpoint } from "./endpoints";
 
 /** What a key holder may upload (CONTRACT.md "Files"). */
 export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "application/pdf"]);
@@ -90,14 +91,6 @@ export type FileDeleted = z.infer<typeof FileDeleted>;
 /** The header of an upload PUT that carries the declared SHA-256 (hex). */
 export const UploadSha256Header = "x-content-sha256";
 
-/**
- * Internal API of the files service (signed service identity only), for media-jobs:
- * - GET  /internal/v1/files/{id}?user_id=         the file if it is the user's and verified (404 file_not_found, 409 file_not_verified)
- * - GET  /internal/v1/files/{id}/content?user_id= its bytes, streamed, under the same rule
- * - PUT  /internal/v1/job-results/{job_id}?user_id=&organization_id=&filename=
- *        a job's result: the body streamed with Content-Type (ResultMimeType) and Content-Length;
- *        201 with the FileRecord, 200 with the same record when the job already stored its result.
- */
 export const InternalFileQuery = z.strictObject({ user_id: z.uuid() });
 export type InternalFileQuery = z.infer<typeof InternalFileQuery>;
 
@@ -108,4 +101,22 @@ export const StoreJobResultQuery = z.strictObject({
 });
 export type StoreJobResultQuery = z.infer<typeof StoreJobResultQuery>;
 
-export const JobId = z.string().min(1).max(200).regex(/^[A-Za-z0-9._:-]+$/, "must be 1-200 of A-Z a-z 0-9 . _ : -");
+export const JobId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9._:-]+$/, "must be 1-200 of A-Z a-z 0-9 . _ : -");
+
+/** What media-jobs calls on the files service (signed service identity). */
+export const FilesEndpoints = {
+  /** `?user_id=`: the file if it is the user's and verified (404 `file_not_found`, 409 `file_not_verified`). */
+  verifiedFile: endpoint("GET", "/internal/v1/files/:id", undefined, FileRecord),
+  /** `?user_id=`: its bytes, streamed, under the same rule. */
+  content: endpoint("GET", "/internal/v1/files/:id/content", undefined, undefined),
+  /**
+   * `?user_id=&organization_id=&filename=`: a job's result, the body streamed with Content-Type (a
+   * ResultMimeType) and Content-Length; 201 with the record, 200 with the same record when the job
+   * already stored its result.
+   */
+  storeJobResult: endpoint("PUT", "/internal/v1/job-results/:jobId", undefined, FileRecord),
+};

@@ -26,6 +26,19 @@ export type ServiceIdentity = z.infer<typeof ServiceIdentity>;
 export const AnonymousIdentity = z.object({ kind: z.literal("anonymous") });
 export type AnonymousIdentity = z.infer<typeof AnonymousIdentity>;
 
-export const Identity = z.discriminatedUnion("kind", [KeyIdentity, AdminIdentity, ServiceIdentity, AnonymousIdentity]);
+/**
+ * A person signed in to the web cabinet (a session cookie the gateway checked at billing-ledger): a
+ * member, with the organization chosen in the switcher (null until they belong to one), or the
+ * operator (signed in once with ADMIN_TOKEN; no user). It is never accepted where a key is, nor a key
+ * where it is: each door names the kinds it takes.
+ */
+export const SessionIdentity = z.discriminatedUnion("role", [
+  z.object({ kind: z.literal("session"), role: z.literal("member"), session_id: z.uuid(), user_id: z.uuid(), organization_id: z.uuid().nullable() }),
+  z.object({ kind: z.literal("session"), role: z.literal("operator"), session_id: z.uuid() }),
+]);
+export type SessionIdentity = z.infer<typeof SessionIdentity>;
+export type MemberSessionIdentity = Extract<SessionIdentity, { role: "member" }>;
+
+export const Identity = z.discriminatedUnion("kind", [KeyIdentity, AdminIdentity, ServiceIdentity, AnonymousIdentity, SessionIdentity]);
 export type Identity = z.infer<typeof Identity>;
 export type IdentityKind = Identity["kind"];

@@ -27,6 +27,8 @@ export const MessageCatalog = {
   "billing.catalog.changed": z.object({ version: V1, model_id: z.string() }),
   /** A command to the files worker: verify an uploaded file. */
   "files.upload.completed": z.object({ version: V1, file_id: z.uuid() }),
+  /** A command to the media-jobs workers: run a queued job. Idempotent (a job runs once whatever arrives). */
+  "media.job.requested": z.object({ version: V1, job_id: z.uuid() }),
 } as const;
 
 export type MessageCatalog = typeof MessageCatalog;
@@ -45,5 +47,9 @@ export const CommandQueues = {
   filesVerification: {
     queue: "files.verification",
     routingKeys: ["files.upload.completed"] as const satisfies readonly RoutingKey[],
+  },
+  mediaJobs: {
+    queue: "media-jobs.jobs",
+    routingKeys: ["media.job.requested"] as const satisfies readonly RoutingKey[],
   },
 } as const;

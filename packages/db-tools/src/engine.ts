@@ -84,9 +84,7 @@ function assertGlueFits(module: WasmModule, glue: Glue, glueSource: string): voi
     .filter((entry) => typeof glue[entry.name] !== "function")
     .map((entry) => entry.name);
   const exported = new Set(Wasm.Module.exports(module).map((entry) => entry.name));
-  const missingExports = [...new Set(Array.from(glueSource.matchAll(/\bwasm\.([\w$]+)/g), (match) => match[1] ?? ""))].filter(
-    (name) => !exported.has(name),
-  );
+  const missingExports = [...new Set(Array.from(glueSource.matchAll(/\bwasm\.([\w$]+)/g), (match) => match[1] ?? ""))].filter((name) => !exported.has(name));
   if (missingImports.length > 0 || missingExports.length > 0) {
     throw new Error(
       "The @prisma/schema-engine-wasm glue does not fit prisma's build/schema_engine_bg.wasm " +
@@ -105,9 +103,7 @@ function evaluateGlue(source: string): Glue {
     throw new Error("Unexpected @prisma/schema-engine-wasm glue format: it is no longer plain wasm-bindgen output");
   }
   // ES modules are strict; the glue must stay so when evaluated as a function body.
-  const factory = new Function("setTimeout", `"use strict";\n${body}\nreturn { ${names.join(", ")} };`) as (
-    setTimeout: typeof engineSetTimeout,
-  ) => Glue;
+  const factory = new Function("setTimeout", `"use strict";\n${body}\nreturn { ${names.join(", ")} };`) as (setTimeout: typeof engineSetTimeout) => Glue;
   return factory(engineSetTimeout);
 }
 

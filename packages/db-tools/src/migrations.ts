@@ -63,9 +63,7 @@ export type DeployOptions = { serviceDir: string; databaseUrl: string };
  */
 export async function deployMigrations({ serviceDir, databaseUrl }: DeployOptions): Promise<string[]> {
   const migrationsList = await readMigrations(serviceDir);
-  const { appliedMigrationNames } = await withSchemaEngine(databaseUrl, (engine) =>
-    engine.applyMigrations({ migrationsList, filters: NO_EXTERNAL }),
-  );
+  const { appliedMigrationNames } = await withSchemaEngine(databaseUrl, (engine) => engine.applyMigrations({ migrationsList, filters: NO_EXTERNAL }));
   return appliedMigrationNames;
 }
 

@@ -10,7 +10,10 @@ const LOCAL_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432";
 
 /** `billing-ledger` -> `billing_ledger`. */
 function serviceSnakeName(serviceDir: string): string {
-  return path.basename(path.resolve(serviceDir)).toLowerCase().replace(/[^a-z0-9]+/g, "_");
+  return path
+    .basename(path.resolve(serviceDir))
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "_");
 }
 
 /** The variable each service's prisma.config.ts and config.ts read: `billing-ledger` -> `BILLING_LEDGER_DATABASE_URL`. */

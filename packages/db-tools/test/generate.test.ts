@@ -24,12 +24,7 @@ describe("generateClient", () => {
     await expect(generateClient(FIXTURE_DIR)).resolves.toContain("Generated Prisma Client");
     expect(existsSync(path.join(GENERATED_DIR, "client.ts"))).toBe(true);
 
-    const { stdout } = await run(process.execPath, [
-      require.resolve("tsx/cli"),
-      path.join(__dirname, "support", "client-roundtrip.ts"),
-      FIXTURE_DIR,
-      url,
-    ]);
+    const { stdout } = await run(process.execPath, [require.resolve("tsx/cli"), path.join(__dirname, "support", "client-roundtrip.ts"), FIXTURE_DIR, url]);
     expect(JSON.parse(stdout)).toEqual({ email: "ada@example.com", notes: [{ title: "first", status: "draft" }] });
   }, 60_000);
 

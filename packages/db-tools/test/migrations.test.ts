@@ -19,7 +19,10 @@ const MIGRATIONS_DIR = path.join(FIXTURE_DIR, "prisma", "migrations");
 
 async function fixtureMigrations(): Promise<string[]> {
   const entries = await readdir(MIGRATIONS_DIR, { withFileTypes: true });
-  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  return entries
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
 }
 
 describe("deployMigrations", () => {

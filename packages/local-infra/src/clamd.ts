@@ -6,10 +6,10 @@
  * detects the EICAR test string, which is all local runs and tests need; it is not protection.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { accessSync, constants as fsConstants } from "node:fs";
 import { copyFile, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
+import { aptInstall, AptInstallError, findOnPath } from "./apt";
 import { OutputTail, detachFromEventLoop, exited, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
 import { assertPort } from "./port";
 import { clamavSignaturesDir, localStateDir } from "./repo-paths";
@@ -111,43 +111,7 @@ export async function stopClamd(host = DEFAULT_HOST, port = DEFAULT_PORT, timeou
 
 /** clamd is in /usr/sbin, which a non-root PATH often lacks. */
 export function findClamd(): string | undefined {
-  const dirs = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/sbin", "/usr/local/sbin", "/sbin"];
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const candidate = path.join(dir, "clamd");
-    try {
-      accessSync(candidate, fsConstants.X_OK);
-      return candidate;
-    } catch {
-      // not in this folder
-    }
-  }
-  return undefined;
-}
-
-function run(command: string, args: string[], log: (line: string) => void): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive", NEEDRESTART_MODE: "a" },
-    });
-    const tail = new OutputTail(log);
-    tail.attach(child.stdout);
-    tail.attach(child.stderr);
-    child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, output: tail.toString() }));
-  });
-}
-
-function onPath(binary: string): boolean {
-  return (process.env.PATH ?? "").split(path.delimiter).some((dir) => {
-    try {
-      accessSync(path.join(dir, binary), fsConstants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  return findOnPath("clamd");
 }
 
 /**
@@ -157,29 +121,17 @@ function onPath(binary: string): boolean {
  * holds the lock, so the second caller does not install again.
  */
 export async function installClamd(log: (line: string) => void = () => {}): Promise<void> {
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot && !onPath("sudo")) {
-    throw new LocalClamdError(
-      "CLAMD_NOT_INSTALLED",
-      "clamd is not installed and this user is not root (and has no sudo): run `apt-get install clamav-daemon` as root",
-    );
+  try {
+    await aptInstall({
+      packages: ["clamav-daemon"],
+      alreadyThere: "[ -x /usr/sbin/clamd ] || command -v clamd >/dev/null 2>&1",
+      lockFile: INSTALL_LOCK,
+      log,
+    });
+  } catch (e) {
+    if (!(e instanceof AptInstallError)) throw e;
+    throw new LocalClamdError(e.reason === "not_permitted" ? "CLAMD_NOT_INSTALLED" : "CLAMD_INSTALL_FAILED", `clamd: ${e.message}`);
   }
-  const apt = isRoot ? "apt-get" : "sudo -n apt-get";
-  const aptInstall =
-    `${apt} install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 ` +
-    "-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold clamav-daemon";
-  const script =
-    "if [ -x /usr/sbin/clamd ] || command -v clamd >/dev/null 2>&1; then echo 'clamd was installed by a concurrent run'; " +
-    // A failed update (one unreachable source) should not block an install the old lists allow.
-    `else ${apt} update -q || echo 'apt-get update failed: installing from the package lists we have'; ${aptInstall}; fi`;
-  const [command, args] = onPath("flock") ? ["flock", ["-w", "900", INSTALL_LOCK, "sh", "-c", script]] : ["sh", ["-c", script]];
-  log("clamd not found: installing Debian's clamav-daemon with apt-get");
-  const started = Date.now();
-  const { code, output } = await run(command, args, log);
-  if (code !== 0) {
-    throw new LocalClamdError("CLAMD_INSTALL_FAILED", `installing clamav-daemon failed (exit ${code}):\n${output}`);
-  }
-  log(`clamd available after ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
 async function copySignatures(from: string, to: string): Promise<string[]> {

@@ -15,24 +15,33 @@ export {
   type EnsureClamdOptions,
   type LocalClamdErrorCode,
 } from "./clamd";
+export { startObjectStore, probeObjectStore, LocalObjectStoreError, type ObjectStoreHandle, type StartObjectStoreOptions } from "./object-store";
 export {
-  startObjectStore,
-  probeObjectStore,
-  LocalObjectStoreError,
-  type ObjectStoreHandle,
-  type StartObjectStoreOptions,
-} from "./object-store";
+  ensureTesseract,
+  installTesseract,
+  probeTesseract,
+  LocalTesseractError,
+  TESSERACT_PACKAGES,
+  TESSERACT_LANGUAGES,
+  type EnsureTesseractOptions,
+  type TesseractInfo,
+  type LocalTesseractErrorCode,
+} from "./tesseract";
+export {
+  ensureChromium,
+  installChromium,
+  probeChromium,
+  LocalChromiumError,
+  CHROMIUM_EXECUTABLE,
+  CHROMIUM_HEADLESS_ARGS,
+  type ChromiumInfo,
+  type EnsureChromiumOptions,
+} from "./chromium";
+export { ensureKubectl, probeKubectl, LocalKubectlError, type KubectlInfo, type EnsureKubectlOptions } from "./kubectl";
 export { runInForeground } from "./foreground";
+export { freePort } from "./port";
+export { adminClient, type AdminCall } from "./admin-client";
 export { repoRoot, localStateDir, clamavSignaturesDir } from "./repo-paths";
 export { ensurePrerequisites, tcpOpen } from "./prerequisites";
-export { localSecrets, type LocalSecrets } from "./secrets";
-export {
-  startSystem,
-  availableServices,
-  envPrefix,
-  SERVICES,
-  DEFAULT_PORTS,
-  type ServiceName,
-  type SystemOptions,
-  type RunningSystem,
-} from "./system";
+export { localSecrets, type LocalSecrets, type InternalKeySet } from "./secrets";
+export { startSystem, availableServices, envPrefix, SERVICES, DEFAULT_PORTS, type ServiceName, type SystemOptions, type RunningSystem } from "./system";

@@ -1,26 +1,37 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { DEPLOYABLES, type Deployable } from "@meter/contracts";
+import { generateInternalKeySet } from "@meter/service-kit";
 import { localStateDir } from "./repo-paths";
 
+export interface InternalKeySet {
+  /** Each deployable's own INTERNAL_SIGNING_KEY. */
+  signingKeys: Record<Deployable, string>;
+  /** INTERNAL_PUBLIC_KEYS, the same for every process. */
+  publicKeys: string;
+}
+
 export interface LocalSecrets {
-  INTERNAL_SECRET: string;
   ADMIN_TOKEN: string;
+  internalKeys: InternalKeySet;
 }
 
 /**
- * The local system's secrets: taken from the environment when set, otherwise generated once and kept
- * in .local/secrets.json (gitignored, mode 600) so restarts and `pnpm cabinet` agree on them.
+ * The local system's secrets: the admin token (from the environment when set) and every deployable's
+ * internal signing key, generated once and kept in .local/secrets.json (gitignored, mode 600) so
+ * restarts and `pnpm cabinet` agree on them.
  */
 export function localSecrets(env: NodeJS.ProcessEnv = process.env): LocalSecrets {
   const file = path.join(localStateDir("."), "secrets.json");
   let stored: Partial<LocalSecrets> = {};
   if (existsSync(file)) stored = JSON.parse(readFileSync(file, "utf8")) as Partial<LocalSecrets>;
+  const keysComplete = stored.internalKeys && DEPLOYABLES.every((d) => stored.internalKeys!.signingKeys[d]);
   const secrets: LocalSecrets = {
-    INTERNAL_SECRET: env.INTERNAL_SECRET || stored.INTERNAL_SECRET || randomBytes(32).toString("base64url"),
     ADMIN_TOKEN: env.ADMIN_TOKEN || stored.ADMIN_TOKEN || `adm_${randomBytes(24).toString("base64url")}`,
+    internalKeys: keysComplete ? stored.internalKeys! : generateInternalKeySet(),
   };
-  if (secrets.INTERNAL_SECRET !== stored.INTERNAL_SECRET || secrets.ADMIN_TOKEN !== stored.ADMIN_TOKEN) {
+  if (secrets.ADMIN_TOKEN !== stored.ADMIN_TOKEN || !keysComplete) {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, JSON.stringify(secrets, null, 2) + "\n", { mode: 0o600 });
   }

@@ -2,38 +2,34 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { exited, OutputTail, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
+import { ServiceCatalog, SERVICE_NAMES, envPrefix, type Deployable, type ServiceName } from "@meter/contracts";
+import { freePort } from "./port";
 import { repoRoot } from "./repo-paths";
+import type { InternalKeySet } from "./secrets";
 
-export type ServiceName = "billing-ledger" | "text" | "media-jobs" | "files" | "mcp" | "gateway";
+export { envPrefix, type ServiceName };
 
 /** Start order: billing first (everyone verifies keys and holds there), the gateway last. */
-export const SERVICES: readonly ServiceName[] = ["billing-ledger", "text", "media-jobs", "files", "mcp", "gateway"];
+export const SERVICES: readonly ServiceName[] = ["billing-ledger", ...SERVICE_NAMES.filter((s) => s !== "billing-ledger" && s !== "gateway"), "gateway"];
 
-export const DEFAULT_PORTS: Record<ServiceName, number> = {
-  gateway: 8080,
-  text: 8081,
-  "media-jobs": 8082,
-  files: 8083,
-  "billing-ledger": 8084,
-  mcp: 8085,
-};
-
-/** `media-jobs` -> `MEDIA_JOBS`: the prefix of a service's settings (…_PORT, …_URL, …_DATABASE_URL). */
-export function envPrefix(service: ServiceName): string {
-  return service.toUpperCase().replace(/-/g, "_");
-}
+/** Each service's local port (packages/contracts/src/services.ts). */
+export const DEFAULT_PORTS = Object.fromEntries(SERVICE_NAMES.map((s) => [s, ServiceCatalog[s].port])) as Record<ServiceName, number>;
 
 interface ProcessSpec {
   name: string;
   service: ServiceName;
   entry: string;
-  /** Servers answer /readyz on their port; workers have none. */
+  /** Where the server answers /readyz (the gateway: its internal port); workers have none. */
   port?: number;
+  /** Settings of this process alone (a second replica's port). */
+  env?: Record<string, string>;
 }
 
 export interface SystemOptions {
   /** Settings for every process (secrets, database URLs, broker, switches). */
   env: Record<string, string>;
+  /** Each process signs internal calls with its own deployable's key; all share the public list. */
+  internalKeys: InternalKeySet;
   ports: Record<ServiceName, number>;
   host?: string;
   only?: readonly ServiceName[];
@@ -44,6 +40,13 @@ export interface SystemOptions {
   readyTimeoutMs?: number;
   /** Extra node flags for every process (e.g. --cpu-prof when profiling a benchmark). */
   nodeArgs?: string[];
+  /**
+   * More than one API process of a service (`{ text: 2 }`): the second listens on a free port as
+   * process `text-2`. There is no load balancer here: the gateway gets every replica's URL (its
+   * TEXT_URL takes a comma-separated list) and spreads requests over them itself; other callers use
+   * the first replica.
+   */
+  replicas?: Partial<Record<ServiceName, number>>;
 }
 
 export interface RunningSystem {
@@ -54,18 +57,30 @@ export interface RunningSystem {
   kill(service: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   /** Starts a killed service again and waits until it is ready. */
   start(service: ServiceName): Promise<void>;
+  /** Stops one process as a rollout does (SIGTERM, then waits for its exit), starts it again and waits until it is ready. */
+  restart(process: string): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** The process entry points of a service that exist in this checkout. */
-function specsOf(service: ServiceName, port: number): ProcessSpec[] {
-  const dir = service === "gateway" ? path.join(repoRoot(), "gateway") : path.join(repoRoot(), "services", service);
+/** The process entry points of a service that exist in this checkout; `extraPorts`: further API replicas. */
+function specsOf(service: ServiceName, port: number, extraPorts: readonly number[] = []): ProcessSpec[] {
+  const dir = path.join(repoRoot(), ServiceCatalog[service].dir);
   const specs: ProcessSpec[] = [];
   const main = path.join(dir, "src", "main.ts");
   const worker = path.join(dir, "src", "worker.ts");
-  if (existsSync(main)) specs.push({ name: service, service, entry: main, port });
+  if (existsSync(main)) {
+    specs.push({ name: service, service, entry: main, port });
+    extraPorts.forEach((extra, i) =>
+      specs.push({ name: `${service}-${i + 2}`, service, entry: main, port: extra, env: { [`${envPrefix(service)}_PORT`]: String(extra) } }),
+    );
+  }
   if (existsSync(worker)) specs.push({ name: `${service}-worker`, service, entry: worker });
   return specs;
+}
+
+/** `text-2` signs as `text`: a replica is the same deployable. */
+function deployableOf(spec: ProcessSpec): Deployable {
+  return (spec.name === spec.service || spec.name === `${spec.service}-worker` ? spec.name : spec.service) as Deployable;
 }
 
 export function availableServices(): ServiceName[] {
@@ -86,16 +101,43 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
     // A worker's health server takes any free port unless told otherwise: nobody routes to it here.
     env[`${envPrefix(s)}_WORKER_PORT`] ??= "0";
   }
+  // The gateway answers /readyz only on its internal port, which nobody else needs: any free one.
+  const gatewayInternalPort = Number(env.GATEWAY_INTERNAL_PORT) || (await freePort(host));
+  env.GATEWAY_INTERNAL_PORT = String(gatewayInternalPort);
+  const readinessPort = (service: ServiceName): number => (service === "gateway" ? gatewayInternalPort : opts.ports[service]);
+  const extraPorts = Object.fromEntries(
+    await Promise.all(
+      SERVICES.map(async (s) => [s, await Promise.all(Array.from({ length: Math.max(0, (opts.replicas?.[s] ?? 1) - 1) }, () => freePort(host)))] as const),
+    ),
+  ) as Record<ServiceName, number[]>;
+  // The gateway reaches every replica of a service itself.
+  const gatewayEnv = Object.fromEntries(
+    SERVICES.filter((s) => extraPorts[s].length > 0).map((s) => [
+      `${envPrefix(s)}_URL`,
+      [opts.ports[s], ...extraPorts[s]].map((p) => `http://${host}:${p}`).join(","),
+    ]),
+  );
+  const specsFor = (service: ServiceName): ProcessSpec[] =>
+    specsOf(service, readinessPort(service), extraPorts[service]).map((spec) =>
+      service === "gateway" ? { ...spec, env: { ...spec.env, ...gatewayEnv } } : spec,
+    );
   const wanted = (opts.only ?? SERVICES).filter((s) => availableServices().includes(s));
   const children = new Map<string, { child: ChildProcess; tail: OutputTail }>();
   const stopped = new Set<ServiceName>();
+  /** Processes being restarted on purpose: their exit is not a crash. */
+  const restarting = new Set<string>();
   let shuttingDown = false;
 
   const launch = (spec: ProcessSpec): void => {
     const tail = new OutputTail((line) => opts.onOutput?.(spec.name, line));
     const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), "--import", "tsx", spec.entry], {
       cwd: repoRoot(),
-      env,
+      env: {
+        ...env,
+        ...spec.env,
+        INTERNAL_SIGNING_KEY: opts.internalKeys.signingKeys[deployableOf(spec)],
+        INTERNAL_PUBLIC_KEYS: opts.internalKeys.publicKeys,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     tail.attach(child.stdout);
@@ -103,7 +145,7 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
     killOnParentExit(child);
     children.set(spec.name, { child, tail });
     child.once("exit", (code, signal) => {
-      if (shuttingDown || stopped.has(spec.service)) return;
+      if (shuttingDown || stopped.has(spec.service) || restarting.has(spec.name)) return;
       opts.onOutput?.(spec.name, `exited unexpectedly (${signal ?? `code ${code}`})`);
       if (opts.autoRestart) {
         void sleep(1000).then(() => {
@@ -134,9 +176,23 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
 
   const startService = async (service: ServiceName): Promise<void> => {
     stopped.delete(service);
-    const specs = specsOf(service, opts.ports[service]);
+    const specs = specsFor(service);
     for (const spec of specs) launch(spec);
     await Promise.all(specs.map(waitReady));
+  };
+
+  const restart = async (name: string): Promise<void> => {
+    const spec = SERVICES.flatMap(specsFor).find((s) => s.name === name);
+    const entry = children.get(name);
+    if (!spec || !entry) throw new Error(`no process ${name} (running: ${[...children.keys()].join(", ")})`);
+    restarting.add(name);
+    try {
+      await terminate(entry.child, 30_000);
+      launch(spec);
+      await waitReady(spec);
+    } finally {
+      restarting.delete(name);
+    }
   };
 
   const stopAll = async (): Promise<void> => {
@@ -161,11 +217,12 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
     processes: () => [...children.keys()],
     async kill(service, signal = "SIGKILL") {
       stopped.add(service);
-      const mine = [...children.values()].filter(({ child }) => !hasExited(child) && specsOf(service, 0).some((s) => children.get(s.name)?.child === child));
+      const mine = [...children.values()].filter(({ child }) => !hasExited(child) && specsFor(service).some((s) => children.get(s.name)?.child === child));
       for (const { child } of mine) child.kill(signal);
       await Promise.all(mine.map(({ child }) => exited(child)));
     },
     start: startService,
+    restart,
     stop: stopAll,
   };
 }

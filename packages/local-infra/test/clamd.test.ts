@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import { rm } from "node:fs/promises";
 import NodeClam from "clamscan";
 import { ensureClamd, pingClamd, stopClamd, type ClamdHandle } from "../src";
-import { EICAR, EICAR_MD5, freePort, md5, png, tempDir } from "./fixtures";
+import { freePort } from "../src/port";
+import { EICAR, EICAR_MD5, md5, png, tempDir } from "./fixtures";
 
 // First run on a fresh machine installs clamav-daemon with apt-get (about 10 s here).
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
@@ -74,21 +75,29 @@ describe("clamd that is down", () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("makes clamscan init and scans reject (ECONNREFUSED), which means 'not scanned', never 'clean'", async () => {
-    const clamd = await ensureClamd({ port: await freePort(), dataDir });
-    const clam = await scanner(clamd.host, clamd.port);
-    await clamd.stop();
+  it(
+    "makes clamscan init and scans reject (ECONNREFUSED), which means 'not scanned', never 'clean'",
+    async () => {
+      const clamd = await ensureClamd({ port: await freePort(), dataDir });
+      const clam = await scanner(clamd.host, clamd.port);
+      await clamd.stop();
 
-    expect(await pingClamd(clamd.host, clamd.port)).toBe(false);
-    await expect(scanner(clamd.host, clamd.port)).rejects.toThrow(/ECONNREFUSED/);
-    await expect(clam.scanStream(Readable.from([png()]))).rejects.toThrow();
-  }, INSTALL_TIMEOUT_MS);
+      expect(await pingClamd(clamd.host, clamd.port)).toBe(false);
+      await expect(scanner(clamd.host, clamd.port)).rejects.toThrow(/ECONNREFUSED/);
+      await expect(clam.scanStream(Readable.from([png()]))).rejects.toThrow();
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 
-  it("stopClamd shuts down a clamd it did not start", async () => {
-    const clamd = await ensureClamd({ port: await freePort(), dataDir });
-    expect(await stopClamd(clamd.host, clamd.port)).toBe(true);
-    expect(await pingClamd(clamd.host, clamd.port)).toBe(false);
-    expect(await stopClamd(clamd.host, clamd.port)).toBe(false);
-    await clamd.stop();
-  }, INSTALL_TIMEOUT_MS);
+  it(
+    "stopClamd shuts down a clamd it did not start",
+    async () => {
+      const clamd = await ensureClamd({ port: await freePort(), dataDir });
+      expect(await stopClamd(clamd.host, clamd.port)).toBe(true);
+      expect(await pingClamd(clamd.host, clamd.port)).toBe(false);
+      expect(await stopClamd(clamd.host, clamd.port)).toBe(false);
+      await clamd.stop();
+    },
+    INSTALL_TIMEOUT_MS,
+  );
 });

@@ -1,23 +1,8 @@
 import { createHash } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
-
-/** A port nobody listens on right now, so tests never collide with a running `npm start`. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export function tempDir(prefix: string): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), `meter-${prefix}-`));
 }

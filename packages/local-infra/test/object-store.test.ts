@@ -4,7 +4,8 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { Client, type ClientOptions } from "minio";
 import { startObjectStore, type ObjectStoreHandle } from "../src";
-import { freePort, png, tempDir } from "./fixtures";
+import { freePort } from "../src/port";
+import { png, tempDir } from "./fixtures";
 
 function clientOptions(store: ObjectStoreHandle, secretKey = store.secretKey): ClientOptions {
   return {

@@ -7,7 +7,7 @@ import { BusUnavailableError } from "./errors";
 import { silentLogger, type BusLogger } from "./logger";
 import { Publisher } from "./publisher";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy";
-import { declareExchanges, declareQueue, EXCHANGE, assertQueueSpec, type QueueSpec } from "./topology";
+import { declareExchanges, declareQueue, EXCHANGE, assertQueueSpec, unroutedMessageCount, type QueueSpec } from "./topology";
 
 export interface BusOptions {
   /** amqp://user:pass@host:port/vhost; add ?heartbeat=N to detect a dead peer sooner than the broker's default. */
@@ -36,6 +36,13 @@ export interface ConsumeOptions<K extends RoutingKey> extends QueueSpec {
   /** Unacked deliveries the broker hands this consumer at once. Default 16 (twice maxBatch for a batch consumer). */
   prefetch?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * A queue of this process alone, for events every replica must hear (a cache to invalidate): exclusive
+   * to the connection and deleted with it, declared afresh (`<queue>.<random>`) on every reconnect. It has
+   * no retry or dead-letter queue: a message that fails is logged and dropped, and what is published
+   * while the connection is down is missed, so use it only where something else (a TTL) covers a miss.
+   */
+  exclusive?: boolean;
 }
 
 export interface ConsumeSingleOptions<K extends RoutingKey> extends ConsumeOptions<K> {
@@ -58,6 +65,8 @@ export interface Bus {
   /** Declares a queue, its bindings and its dead-letter queue, so it keeps messages before its consumer first starts. */
   declareQueue(spec: QueueSpec): Promise<void>;
   isConnected(): boolean;
+  /** Messages waiting in the unrouted queue; BusUnavailableError at once while there is no connection. */
+  unroutedMessageCount(): Promise<number>;
   /** Stops every consumer (waiting for its handlers), waits for publishes under way and closes the connection. */
   close(): Promise<void>;
 }
@@ -92,14 +101,7 @@ class AmqpBus implements Bus {
       name: options.name,
       logger: this.logger,
       reconnect: options.reconnect,
-      setup: async (model) => {
-        const channel = await model.createChannel();
-        try {
-          await declareExchanges(channel);
-        } finally {
-          await channel.close().catch(() => undefined);
-        }
-      },
+      setup: (model) => declareExchanges(model),
     });
     this.publisher = new Publisher(this.connection, this.logger);
   }
@@ -155,6 +157,12 @@ class AmqpBus implements Bus {
     return this.connection.current !== null;
   }
 
+  async unroutedMessageCount(): Promise<number> {
+    const model = this.connection.current;
+    if (!model || this.closing) throw new BusUnavailableError("not connected to the broker");
+    return unroutedMessageCount(model);
+  }
+
   close(): Promise<void> {
     this.closing ??= this.shutdown();
     return this.closing;
@@ -164,7 +172,7 @@ class AmqpBus implements Bus {
     if (this.closing) throw new BusUnavailableError("the bus is closed");
     assertQueueSpec(options);
     if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError("prefetch must be an integer >= 1");
-    const spec = { queue: options.queue, routingKeys: options.routingKeys };
+    const spec = { queue: options.queue, routingKeys: options.routingKeys, exclusive: options.exclusive ?? false };
     const consumer = new QueueConsumer(this.connection, this.logger, spec, prefetch, resolveRetryPolicy(options.retry), mode);
     await consumer.start(this.publishTimeoutMs);
     const registered: Consumer = {

@@ -57,10 +57,13 @@ export class BusConnection {
     if (this.closing) return Promise.reject(new BusUnavailableError("the bus is closed"));
     if (this.model) return Promise.resolve(this.model);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(waiter);
-        reject(new BusUnavailableError(this.unavailableMessage(timeoutMs)));
-      }, Math.max(timeoutMs, 0));
+      const timer = setTimeout(
+        () => {
+          this.waiters.delete(waiter);
+          reject(new BusUnavailableError(this.unavailableMessage(timeoutMs)));
+        },
+        Math.max(timeoutMs, 0),
+      );
       const waiter: Waiter = (model) => {
         clearTimeout(timer);
         this.waiters.delete(waiter);

@@ -7,7 +7,7 @@ import { errorMessage } from "./errors";
 import type { BusLogger } from "./logger";
 import { applicationHeaders, carriedHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
-import { deadLetterQueueName, declareQueue, declareRetryQueues, retryQueueName, type QueueSpec } from "./topology";
+import { deadLetterQueueName, declareExclusiveQueue, declareQueue, declareRetryQueues, retryQueueName, type QueueSpec } from "./topology";
 
 export interface MessageMeta<K extends RoutingKey = RoutingKey> {
   messageId: string;
@@ -31,9 +31,7 @@ export type BatchOutcome = { ok: true } | { ok: false; error: unknown };
 export type MessageHandler<K extends RoutingKey> = (payload: MessagePayload<K>, meta: MessageMeta<K>) => Promise<void>;
 export type BatchHandler<K extends RoutingKey> = (items: BatchItem<K>[]) => Promise<BatchOutcome[]>;
 
-export type ConsumerMode<K extends RoutingKey> =
-  | { kind: "single"; handler: MessageHandler<K> }
-  | { kind: "batch"; maxBatch: number; handler: BatchHandler<K> };
+export type ConsumerMode<K extends RoutingKey> = { kind: "single"; handler: MessageHandler<K> } | { kind: "batch"; maxBatch: number; handler: BatchHandler<K> };
 
 export interface Consumer {
   readonly queue: string;
@@ -75,7 +73,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
   constructor(
     private readonly connection: BusConnection,
     private readonly logger: BusLogger,
-    private readonly spec: QueueSpec & { routingKeys: readonly K[] },
+    private readonly spec: QueueSpec & { routingKeys: readonly K[]; exclusive: boolean },
     private readonly prefetch: number,
     private readonly policy: RetryPolicy,
     private readonly mode: ConsumerMode<K>,
@@ -144,19 +142,24 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     channel.on("error", (err: Error) => this.logger.warn({ queue: this.queue, err: err.message }, "consumer channel error"));
     channel.on("close", () => this.onChannelClosed(channel));
     try {
-      await declareQueue(channel, this.spec);
-      await declareRetryQueues(channel, this.queue, reachableDelays(this.policy));
+      const queue = this.spec.exclusive ? await declareExclusiveQueue(channel, this.spec) : await this.declareDurable(channel);
       await channel.prefetch(this.prefetch);
       this.channel = channel;
       this.channelModel = model;
-      const { consumerTag } = await channel.consume(this.queue, (message) => this.onMessage(channel, message));
+      const { consumerTag } = await channel.consume(queue, (message) => this.onMessage(channel, message));
       this.consumerTag = consumerTag;
-      this.logger.info({ queue: this.queue }, "consumer attached");
+      this.logger.info({ queue }, "consumer attached");
     } catch (err) {
       if (this.channel === channel) this.channel = null;
       await channel.close().catch(() => undefined);
       throw err;
     }
+  }
+
+  private async declareDurable(channel: ConfirmChannel): Promise<string> {
+    await declareQueue(channel, this.spec);
+    await declareRetryQueues(channel, this.queue, reachableDelays(this.policy));
+    return this.queue;
   }
 
   private onChannelClosed(channel: ConfirmChannel): void {
@@ -267,8 +270,13 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
 
   private async fail(delivery: Delivery<K>, error: unknown): Promise<void> {
     const { meta, channel, message } = delivery;
-    const decision = decideOnFailure(this.policy, meta.attempt, error);
     const log = { queue: this.queue, messageId: meta.messageId, routingKey: meta.routingKey, attempt: meta.attempt, err: errorMessage(error) };
+    if (this.spec.exclusive) {
+      this.logger.error(log, "handler failed; an exclusive queue has no retries, message dropped");
+      this.ack(channel, message);
+      return;
+    }
+    const decision = decideOnFailure(this.policy, meta.attempt, error);
     if (decision.action === "dead-letter") {
       await this.deadLetter(channel, message, decision.reason, errorMessage(error));
       return;
@@ -280,10 +288,13 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
   }
 
   private async deadLetter(channel: ConfirmChannel, message: ConsumeMessage, reason: DeadLetterReason, error: string): Promise<void> {
-    this.logger.error(
-      { queue: this.queue, messageId: message.properties.messageId as unknown, routingKey: readRoutingKey(message), reason, err: error },
-      "message dead-lettered",
-    );
+    const log = { queue: this.queue, messageId: message.properties.messageId as unknown, routingKey: readRoutingKey(message), reason, err: error };
+    if (this.spec.exclusive) {
+      this.logger.error(log, "message refused; an exclusive queue has no dead-letter queue, message dropped");
+      this.ack(channel, message);
+      return;
+    }
+    this.logger.error(log, "message dead-lettered");
     await this.moveTo(channel, message, deadLetterQueueName(this.queue), {
       [MessageHeaders.attempt]: readAttempt(message),
       [MessageHeaders.deadReason]: reason,

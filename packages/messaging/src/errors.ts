@@ -27,5 +27,5 @@ export class NonRetryableError extends Error {
 /** The text of whatever was thrown, for logs and the dead-letter headers. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
-  return typeof err === "string" ? err : JSON.stringify(err) ?? String(err);
+  return typeof err === "string" ? err : (JSON.stringify(err) ?? String(err));
 }

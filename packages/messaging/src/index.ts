@@ -6,6 +6,7 @@ export { silentLogger, type BusLogger } from "./logger";
 export { parseMessage, isRoutingKey } from "./catalog";
 export { MessageHeaders } from "./message-headers";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, type DeadLetterReason } from "./retry-policy";
-export { EXCHANGE, UNROUTED_EXCHANGE, UNROUTED_QUEUE, deadLetterQueueName, retryQueueName, type QueueSpec } from "./topology";
+export { EXCHANGE, UNROUTED_EXCHANGE, UNROUTED_QUEUE, UNROUTED_QUEUE_MAX_LENGTH, deadLetterQueueName, retryQueueName, type QueueSpec } from "./topology";
+export { registerUnroutedGauge, UNROUTED_METRIC } from "./unrouted-metric";
 export { outboxInsertSql, writeOutboxMessage, type OutboxDb, type OutboxInsert, type SqlExecutor } from "./outbox-sql";
 export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox-relay";

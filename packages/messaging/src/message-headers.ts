@@ -12,7 +12,15 @@ export const MessageHeaders = {
   deadAt: "x-dead-at",
 } as const;
 
-const BROKER_DEATH_HEADERS = ["x-death", "x-first-death-exchange", "x-first-death-queue", "x-first-death-reason", "x-last-death-exchange", "x-last-death-queue", "x-last-death-reason"];
+const BROKER_DEATH_HEADERS = [
+  "x-death",
+  "x-first-death-exchange",
+  "x-first-death-queue",
+  "x-first-death-reason",
+  "x-last-death-exchange",
+  "x-last-death-queue",
+  "x-last-death-reason",
+];
 
 export type HeaderTable = Record<string, unknown>;
 

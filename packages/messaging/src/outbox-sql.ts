@@ -19,8 +19,7 @@ export interface OutboxInsert {
   messageId: string;
 }
 
-const INSERT_SQL =
-  "INSERT INTO outbox_messages (message_id, routing_key, payload) VALUES ($1::uuid, $2, $3::jsonb) ON CONFLICT (message_id) DO NOTHING";
+const INSERT_SQL = "INSERT INTO outbox_messages (message_id, routing_key, payload) VALUES ($1::uuid, $2, $3::jsonb) ON CONFLICT (message_id) DO NOTHING";
 
 /**
  * The statement that writes one message to the outbox, for the caller to run in the transaction that

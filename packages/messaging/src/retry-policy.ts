@@ -32,13 +32,7 @@ export function backoffAfter(policy: RetryPolicy, failedAttempt: number): number
 }
 
 export type DeadLetterReason =
-  | "invalid-json"
-  | "invalid-payload"
-  | "unknown-routing-key"
-  | "unexpected-routing-key"
-  | "missing-message-id"
-  | "non-retryable"
-  | "max-attempts";
+  "invalid-json" | "invalid-payload" | "unknown-routing-key" | "unexpected-routing-key" | "missing-message-id" | "non-retryable" | "max-attempts";
 
 export type FailureDecision = { action: "retry"; delayMs: number } | { action: "dead-letter"; reason: DeadLetterReason };
 

@@ -1,11 +1,27 @@
+import { randomBytes } from "node:crypto";
 import type { RoutingKey } from "@meter/contracts";
-import type { Channel } from "amqplib";
+import type { Channel, ChannelModel, Options } from "amqplib";
 
 /** The one topic exchange every message is published to, with its routing key from the catalog. */
 export const EXCHANGE = "meter";
 /** Where the broker puts a message that no queue is bound to, instead of dropping it (an alternate exchange). */
 export const UNROUTED_EXCHANGE = "meter.unrouted";
 export const UNROUTED_QUEUE = "meter.unrouted";
+/**
+ * The unrouted queue is for diagnosis, not delivery: it shows what was published while no queue was
+ * bound to its key (a revocation while every gateway restarts, say; their key cache's TTL covers it).
+ * It is bounded so that a publisher nobody listens to cannot fill the broker's disk, and when full it
+ * drops its OLDEST message (drop-head). reject-publish would nack the publisher instead: an outbox relay
+ * would retry that event forever, and "nobody is listening right now" would become a publisher failure.
+ * Commands never land here: their publishers declare the command queues (CommandQueues).
+ */
+export const UNROUTED_QUEUE_MAX_LENGTH = 10_000;
+const UNROUTED_QUEUE_OPTIONS: Options.AssertQueue = {
+  durable: true,
+  arguments: { "x-max-length": UNROUTED_QUEUE_MAX_LENGTH, "x-overflow": "drop-head" },
+};
+/** AMQP reply code when a queue exists with other arguments than those declared. */
+const PRECONDITION_FAILED = 406;
 
 export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
@@ -26,11 +42,43 @@ export function assertQueueSpec({ queue, routingKeys }: QueueSpec): void {
   if (routingKeys.length === 0) throw new TypeError(`queue "${queue}" needs at least one routing key`);
 }
 
-export async function declareExchanges(channel: Channel): Promise<void> {
-  await channel.assertExchange(UNROUTED_EXCHANGE, "fanout", { durable: true });
-  await channel.assertQueue(UNROUTED_QUEUE, { durable: true });
-  await channel.bindQueue(UNROUTED_QUEUE, UNROUTED_EXCHANGE, "");
-  await channel.assertExchange(EXCHANGE, "topic", { durable: true, alternateExchange: UNROUTED_EXCHANGE });
+/** Runs on every (re)connect. Each step gets a channel of its own, since a refused declaration closes its channel. */
+export async function declareExchanges(model: ChannelModel): Promise<void> {
+  await withChannel(model, (channel) => channel.assertExchange(UNROUTED_EXCHANGE, "fanout", { durable: true }));
+  await declareUnroutedQueue(model);
+  await withChannel(model, async (channel) => {
+    await channel.bindQueue(UNROUTED_QUEUE, UNROUTED_EXCHANGE, "");
+    await channel.assertExchange(EXCHANGE, "topic", { durable: true, alternateExchange: UNROUTED_EXCHANGE });
+  });
+}
+
+/** How many messages wait in the unrouted queue (published while no queue was bound to their key). */
+export async function unroutedMessageCount(model: ChannelModel): Promise<number> {
+  return withChannel(model, async (channel) => (await channel.checkQueue(UNROUTED_QUEUE)).messageCount);
+}
+
+async function declareUnroutedQueue(model: ChannelModel): Promise<void> {
+  try {
+    await withChannel(model, (channel) => channel.assertQueue(UNROUTED_QUEUE, UNROUTED_QUEUE_OPTIONS));
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
+    // Declared unbounded by an earlier version, and a queue's arguments cannot change in place. It only
+    // holds messages nobody consumed, so it is replaced. Two processes doing this at once both end with
+    // the bounded queue; one that loses the race fails this attempt and connects again.
+    await withChannel(model, (channel) => channel.deleteQueue(UNROUTED_QUEUE));
+    await withChannel(model, (channel) => channel.assertQueue(UNROUTED_QUEUE, UNROUTED_QUEUE_OPTIONS));
+  }
+}
+
+async function withChannel<T>(model: ChannelModel, work: (channel: Channel) => Promise<T>): Promise<T> {
+  const channel = await model.createChannel();
+  // The broker closes a channel whose declaration it refuses; without a listener that 'error' would be thrown.
+  channel.on("error", () => undefined);
+  try {
+    return await work(channel);
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
 }
 
 /** The queue, its bindings and its dead-letter queue: enough to hold messages before any consumer starts. */
@@ -39,6 +87,19 @@ export async function declareQueue(channel: Channel, spec: QueueSpec): Promise<v
   await channel.assertQueue(deadLetterQueueName(spec.queue), { durable: true });
   await channel.assertQueue(spec.queue, { durable: true });
   for (const key of spec.routingKeys) await channel.bindQueue(spec.queue, EXCHANGE, key);
+}
+
+/**
+ * A queue of one connection (ConsumeOptions.exclusive), deleted with it, under a fresh name each time:
+ * after a lost connection the broker may not have noticed yet that the old one is gone, and its queue
+ * would still hold the old name. Resolves with the name.
+ */
+export async function declareExclusiveQueue(channel: Channel, spec: QueueSpec): Promise<string> {
+  assertQueueSpec(spec);
+  const name = `${spec.queue}.${randomBytes(4).toString("hex")}`;
+  const { queue } = await channel.assertQueue(name, { exclusive: true, autoDelete: true, durable: false });
+  for (const key of spec.routingKeys) await channel.bindQueue(queue, EXCHANGE, key);
+  return queue;
 }
 
 /**

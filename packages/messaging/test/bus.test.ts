@@ -256,7 +256,5 @@ test("a closed bus refuses to publish", async () => {
 });
 
 test("connectBus fails with BusUnavailableError when the broker cannot be reached", async () => {
-  await expect(connectBus({ url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", connectTimeoutMs: 500 })).rejects.toBeInstanceOf(
-    BusUnavailableError,
-  );
+  await expect(connectBus({ url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", connectTimeoutMs: 500 })).rejects.toBeInstanceOf(BusUnavailableError);
 });

@@ -1,15 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createTestVhost, type TestVhost } from "@meter/testing";
-import {
-  connectBus,
-  InvalidMessageError,
-  outboxInsertSql,
-  startOutboxRelay,
-  writeOutboxMessage,
-  type Bus,
-  type Consumer,
-  type OutboxRelay,
-} from "../src";
+import { connectBus, InvalidMessageError, outboxInsertSql, startOutboxRelay, writeOutboxMessage, type Bus, type Consumer, type OutboxRelay } from "../src";
 import { createOutboxDatabase, type OutboxDatabase } from "./support/outbox-database";
 import { eventually, sleep } from "./support/waiting";
 
@@ -165,9 +156,7 @@ test("rows written while the broker is unreachable are published once it is back
     const ids = await commitRows(20);
     relay.kick();
     await eventually(async () => {
-      const { rows } = await database.pool.query<{ attempts: number; last_error: string | null }>(
-        "SELECT attempts, last_error FROM outbox_messages",
-      );
+      const { rows } = await database.pool.query<{ attempts: number; last_error: string | null }>("SELECT attempts, last_error FROM outbox_messages");
       expect(rows.every((row) => row.attempts >= 1 && row.last_error?.includes("broker"))).toBe(true);
     });
     expect(received.size).toBe(0);

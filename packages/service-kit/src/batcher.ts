@@ -1,7 +1,8 @@
 /**
  * Natural micro-batching: the first item runs at once; items that arrive while a batch is in flight
  * wait for it and then run together as the next batch. A lone request pays no added latency, and under
- * load many requests share one database round trip and one commit.
+ * load many requests share one database round trip and one commit. A batch that throws is run again
+ * item by item, so one item that cannot be processed fails alone, never its neighbours.
  */
 export class Batcher<I, O> {
   private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
@@ -48,7 +49,11 @@ export class Batcher<I, O> {
         else b.resolve(r as O);
       });
     } catch (e) {
-      for (const b of batch) b.reject(e);
+      if (batch.length === 1) {
+        batch[0]!.reject(e);
+        return;
+      }
+      await Promise.all(batch.map((b) => this.execute([b])));
     }
   }
 }

@@ -1,5 +1,6 @@
-import type { Server } from "node:http";
-import type { Logger } from "./logger";
+import { createServer, type RequestListener, type Server } from "node:http";
+import { closeConnectionsWhileDraining, startDraining } from "./http/draining";
+import { createLogger, type Logger } from "./logger";
 
 export interface RunningService {
   /** Stops accepting work, finishes what is in flight, releases connections. */
@@ -54,5 +55,74 @@ export function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+  });
+}
+
+/** What a service's composition root hands to serve(): its HTTP handler and how to stop the rest. */
+export interface Composition {
+  app: RequestListener;
+  /** Served on the internal port, where there is one (the gateway's /readyz and /metrics). */
+  internalApp?: RequestListener;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions<C> {
+  /** The deployable, for the logs. */
+  name: string;
+  /** Parses the settings; a bad one stops the process at once, naming every problem. */
+  loadConfig: () => C;
+  port: (config: C) => number;
+  /** A second, internal port for `internalApp` (never to be exposed). */
+  internalPort?: (config: C) => number;
+  /** The longest a request may take on this server (Node's default of 5 minutes otherwise). */
+  requestTimeoutMs?: (config: C) => number;
+  /** The service's composition root. */
+  compose: (config: C, logger: Logger) => Promise<Composition>;
+}
+
+/**
+ * The whole of every `main.ts`: settings, logger, the service built by its composition root, the
+ * listening server. On SIGINT or SIGTERM it drains: `/readyz` answers 503 at once and every answer
+ * closes its connection; after SHUTDOWN_DELAY_MS (the time a load balancer needs to stop sending new
+ * connections here) it stops taking connections, lets the requests in flight finish, then closes the
+ * rest.
+ */
+export function serve<C extends { LOG_LEVEL: string; HOST: string; SHUTDOWN_DELAY_MS?: number }>(opts: ServeOptions<C>): void {
+  let config: C;
+  try {
+    config = opts.loadConfig();
+  } catch (e) {
+    console.error(`${opts.name}: ${(e as Error).message}`);
+    process.exit(1);
+  }
+  const logger = createLogger(opts.name, config.LOG_LEVEL);
+  runService(logger, async () => {
+    const composition = await opts.compose(config, logger);
+    const server = createServer(composition.app);
+    closeConnectionsWhileDraining(server);
+    // Longer than any load balancer's idle timeout, so the balancer closes first (no reset mid-request).
+    server.keepAliveTimeout = 65_000;
+    if (opts.requestTimeoutMs) server.requestTimeout = opts.requestTimeoutMs(config);
+    const port = await listen(server, opts.port(config), config.HOST);
+    let internal: Server | undefined;
+    let internalPort: number | undefined;
+    if (composition.internalApp && opts.internalPort) {
+      internal = createServer(composition.internalApp);
+      internalPort = await listen(internal, opts.internalPort(config), config.HOST);
+    }
+    logger.info({ port, ...(internalPort !== undefined ? { internalPort } : {}) }, `${opts.name} listening`);
+    return {
+      close: async () => {
+        startDraining();
+        const delayMs = config.SHUTDOWN_DELAY_MS ?? 0;
+        if (delayMs > 0) {
+          logger.info({ delayMs }, "draining: not ready, still serving, closing connections after each answer");
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+        }
+        await closeServer(server);
+        if (internal) await closeServer(internal);
+        await composition.close();
+      },
+    };
   });
 }

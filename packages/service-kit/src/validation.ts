@@ -28,5 +28,8 @@ export function appErrorFromZod(error: z.ZodError): AppError {
 }
 
 function formatPath(path: readonly PropertyKey[]): string {
-  return path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[");
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : String(p)))
+    .join(".")
+    .replace(/\.\[/g, "[");
 }

@@ -10,7 +10,12 @@ afterAll(() => fake.close());
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(fake.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
 
-const anthropicBody = (text: string, max_tokens = 100) => ({ model: "claude-test", max_tokens, system: "be brief", messages: [{ role: "user", content: text }] });
+const anthropicBody = (text: string, max_tokens = 100) => ({
+  model: "claude-test",
+  max_tokens,
+  system: "be brief",
+  messages: [{ role: "user", content: text }],
+});
 
 describe("fake upstream: wire protocols", () => {
   it("exposes the base URLs as the vendor SDKs expect them", () => {
@@ -44,14 +49,23 @@ describe("fake upstream: wire protocols", () => {
 
   it("answers Chat Completions, honouring max_tokens with finish_reason length", async () => {
     const res = await post("/v1/chat/completions", { model: "gpt-test", max_tokens: 3, messages: [{ role: "user", content: "a long question" }] });
-    const body = (await res.json()) as { object: string; choices: { message: { content: string }; finish_reason: string }[]; usage: { completion_tokens: number } };
+    const body = (await res.json()) as {
+      object: string;
+      choices: { message: { content: string }; finish_reason: string }[];
+      usage: { completion_tokens: number };
+    };
     expect(body.object).toBe("chat.completion");
     expect(body.choices[0]).toMatchObject({ message: { role: "assistant", content: "Fake reply t" }, finish_reason: "length" });
     expect(body.usage.completion_tokens).toBe(3);
   });
 
   it("answers the Responses API, incomplete when max_output_tokens cuts the answer", async () => {
-    const res = await post("/v1/responses", { model: "gpt-test", input: [{ role: "user", content: "x".repeat(100) }], instructions: "hi", max_output_tokens: 16 });
+    const res = await post("/v1/responses", {
+      model: "gpt-test",
+      input: [{ role: "user", content: "x".repeat(100) }],
+      instructions: "hi",
+      max_output_tokens: 16,
+    });
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       object: "response",

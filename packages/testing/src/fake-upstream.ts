@@ -23,6 +23,8 @@ export type FakeUsageMode =
   | "missing"
   /** 1_000_000 input and 1_000_000 output tokens, whatever the texts. */
   | "inflated"
+  /** Number.MAX_SAFE_INTEGER input and output tokens: valid integers whose cost no hold could cover. */
+  | "absurd"
   /** Negative counts (-1 input, -10 output). */
   | "negative";
 
@@ -262,7 +264,8 @@ export function fakeVendorError(vendor: FakeVendor, status: number, message: str
 
 /** The reply for a routed request, or the message of a 400 when the body is not what the vendor accepts. */
 function replyTo(path: string, body: Record<string, unknown>, usage: FakeUsageMode): unknown {
-  const conversation = path === "/v1/messages" ? anthropicConversation(body) : path === "/v1/chat/completions" ? chatConversation(body) : responsesConversation(body);
+  const conversation =
+    path === "/v1/messages" ? anthropicConversation(body) : path === "/v1/chat/completions" ? chatConversation(body) : responsesConversation(body);
   if (typeof conversation === "string") return conversation;
   const full = `Fake reply to: ${conversation.lastUserText}`;
   const text = conversation.maxTokens === undefined ? full : truncateToTokens(full, conversation.maxTokens);
@@ -281,6 +284,8 @@ function usageNumbers(mode: FakeUsageMode, inputText: string, outputText: string
       return undefined;
     case "inflated":
       return { input: 1_000_000, output: 1_000_000 };
+    case "absurd":
+      return { input: Number.MAX_SAFE_INTEGER, output: Number.MAX_SAFE_INTEGER };
     case "negative":
       return { input: -1, output: -10 };
     case "normal":

@@ -15,6 +15,16 @@ export interface ServiceAppOptions {
 }
 
 /**
+ * A URL as the access log may keep it: credentials travel in query strings (a key pasted as `?key=`)
+ * and in upload links (`/v1/uploads/<token>`: the link is the credential), so neither is written.
+ */
+function loggableUrl(url: string): string {
+  const query = url.indexOf("?");
+  const path = (query === -1 ? url : url.slice(0, query)).replace(/^(\/v1\/uploads\/)[^/]+/i, "$1[redacted]");
+  return query === -1 ? path : `${path}?[redacted]`;
+}
+
+/**
  * The frame every service and the gateway share: request id, access log, metrics, health, then the
  * service's own routes, then the contract's 404 and error shape for everything that falls through.
  */
@@ -27,15 +37,15 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   if (opts.logger.isLevelEnabled("info")) {
     app.use(
       pinoHttp({
-      logger: opts.logger,
-      genReqId: (req) => (req as express.Request).requestId,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
-      autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
-      quietReqLogger: true,
-      serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
+        logger: opts.logger,
+        genReqId: (req) => (req as express.Request).requestId,
+        customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? "error" : "info"),
+        autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" || req.url === "/metrics" },
+        quietReqLogger: true,
+        serializers: {
+          req: (req: { method: string; url: string }) => ({ method: req.method, url: loggableUrl(req.url) }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
       }),
     );
   }

@@ -1,17 +1,40 @@
 import { Router } from "express";
+import { isDraining } from "./draining";
 
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<void>;
 }
 
-/** `/healthz`: the process is alive. `/readyz`: every dependency answers (each check named in the body). */
+/** Ready when a query answers on the service's own database. */
+export function databaseReady(pool: { query(sql: string): Promise<unknown> }): ReadinessCheck {
+  return { name: "database", check: async () => void (await pool.query("SELECT 1")) };
+}
+
+/** Ready while the broker connection is up (the bus reconnects by itself). */
+export function busReady(bus: { isConnected(): boolean }): ReadinessCheck {
+  return {
+    name: "rabbitmq",
+    check: async () => {
+      if (!bus.isConnected()) throw new Error("not connected");
+    },
+  };
+}
+
+/**
+ * `/healthz`: the process is alive. `/readyz`: every dependency answers (each check named in the body),
+ * and the process is not shutting down: from SIGTERM on it answers 503 `draining`, whatever the checks.
+ */
 export function healthRoutes(checks: ReadinessCheck[]): Router {
   const router = Router();
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
   });
   router.get("/readyz", async (_req, res) => {
+    if (isDraining()) {
+      res.status(503).json({ status: "draining", checks: {} });
+      return;
+    }
     const results = await Promise.all(
       checks.map(async (c) => {
         try {

@@ -1,13 +1,13 @@
-import { Agent, errors as undiciErrors, request } from "undici";
-import type { Identity } from "@meter/contracts";
-import { signIdentity } from "./identity-signature";
+import type { Readable } from "node:stream";
+import { Agent, request, type Dispatcher } from "undici";
+import { pathOf, UNSIGNED_PAYLOAD, type Deployable, type Endpoint, type Identity } from "@meter/contracts";
+import type { z } from "zod";
+import { deliveryOf, trackSending, type Delivery } from "./delivery";
+import type { InternalAuth } from "./request-signature";
 
-/**
- * Whether a failed call could have reached the other side. Money depends on it: a hold whose request
- * was never delivered certainly does not exist; one whose answer was lost may.
- */
-export type Delivery = "not_delivered" | "unknown";
+export type { Delivery } from "./delivery";
 
+/** No answer could be had: the call was certainly not delivered, or its outcome is unknown. */
 export class InternalCallError extends Error {
   constructor(
     message: string,
@@ -34,56 +34,52 @@ export class InternalHttpError extends Error {
 
 export interface InternalClientOptions {
   baseUrl: string;
-  secret: string;
-  /** The identity signed onto calls unless a call passes its own (e.g. forwarding the key holder). */
-  identity: Identity;
+  auth: InternalAuth;
+  /** The deployable behind `baseUrl`: calls are signed for it alone. */
+  audience: Deployable;
+  /** The identity signed onto calls unless a call passes its own; default: this process as a service. */
+  identity?: Identity;
   timeoutMs?: number;
   connections?: number;
 }
 
-/** A keep-alive JSON client for one sibling service, signing every call with the internal identity. */
+export interface CallOptions {
+  identity?: Identity;
+  timeoutMs?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A keep-alive client for one sibling service: every call signed (identity, target, body digest),
+ * every failure classified by whether the request could have been delivered, every error answer
+ * turned into an InternalHttpError carrying the contract's code.
+ */
 export class InternalClient {
   private readonly agent: Agent;
   private readonly origin: string;
 
   constructor(private readonly opts: InternalClientOptions) {
     this.origin = new URL(opts.baseUrl).origin;
-    this.agent = new Agent({
-      connections: opts.connections ?? 64,
-      keepAliveTimeout: 30_000,
-      pipelining: 1,
-    });
+    this.agent = new Agent({ connections: opts.connections ?? 64, keepAliveTimeout: 30_000, pipelining: 1, connect: { timeout: 5_000 } });
   }
 
-  async call<T = unknown>(
-    method: "GET" | "POST" | "PUT" | "DELETE",
-    path: string,
-    body?: unknown,
-    opts: { identity?: Identity; timeoutMs?: number; headers?: Record<string, string> } = {},
-  ): Promise<{ status: number; body: T }> {
-    const timeout = opts.timeoutMs ?? this.opts.timeoutMs ?? 10_000;
-    const headers: Record<string, string> = {
-      ...opts.headers,
-      ...signIdentity(this.opts.secret, opts.identity ?? this.opts.identity, method, path),
-    };
-    let payload: string | undefined;
-    if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers["content-type"] = "application/json";
-    }
-    let res;
-    try {
-      res = await request(this.origin + path, {
-        method,
-        headers,
-        body: payload,
-        dispatcher: this.agent,
-        headersTimeout: timeout,
-        bodyTimeout: timeout,
-      });
-    } catch (e) {
-      throw new InternalCallError(`${method} ${path} failed: ${(e as Error).message}`, deliveryOf(e), { cause: e });
-    }
+  /** A typed call to an endpoint of the contracts: the path filled, the answer validated. */
+  async send<Req extends z.ZodType | undefined, Res extends z.ZodType>(
+    e: Endpoint<Req, Res>,
+    input: { params?: Record<string, string>; query?: Record<string, string>; body?: Req extends z.ZodType ? z.input<Req> : undefined } = {},
+    opts: CallOptions = {},
+  ): Promise<z.infer<Res>> {
+    const res = await this.call(e.method, pathOf(e, input.params, input.query), input.body, opts);
+    return e.response.parse(res.body) as z.infer<Res>;
+  }
+
+  /** A JSON call; the answer's body parsed when it is JSON. */
+  async call<T = unknown>(method: Endpoint["method"], path: string, body?: unknown, opts: CallOptions = {}): Promise<{ status: number; body: T }> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const res = await this.exchange(method, path, payload, payload, {
+      ...opts,
+      headers: { ...opts.headers, ...(payload ? { "content-type": "application/json" } : {}) },
+    });
     let text: string;
     try {
       text = await res.body.text();
@@ -91,21 +87,56 @@ export class InternalClient {
       throw new InternalCallError(`${method} ${path}: reading the answer failed`, "unknown", { cause: e });
     }
     const parsed: unknown = text.length ? safeJson(text) : undefined;
-    if (res.statusCode >= 400) {
-      const err = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
-      throw new InternalHttpError(
-        res.statusCode,
-        err?.code ?? "internal_error",
-        err?.message ?? `${method} ${path} answered ${res.statusCode}`,
-        parsed,
-      );
-    }
+    if (res.statusCode >= 400) throw httpError(method, path, res.statusCode, parsed);
     return { status: res.statusCode, body: parsed as T };
+  }
+
+  /**
+   * A call whose request or answer body is a stream (files). A streamed request body is signed as
+   * UNSIGNED-PAYLOAD; the endpoint must accept that. Consume or destroy the answer's body.
+   */
+  async stream(method: Endpoint["method"], path: string, body: Readable | Buffer | undefined, opts: CallOptions = {}): Promise<Dispatcher.ResponseData> {
+    const res = await this.exchange(method, path, body, body === undefined ? undefined : UNSIGNED_PAYLOAD, opts);
+    if (res.statusCode >= 400) {
+      const text = await res.body.text().catch(() => "");
+      throw httpError(method, path, res.statusCode, safeJson(text));
+    }
+    return res;
   }
 
   async close(): Promise<void> {
     await this.agent.close();
   }
+
+  private async exchange(
+    method: Endpoint["method"],
+    path: string,
+    body: string | Buffer | Readable | undefined,
+    signedBody: string | typeof UNSIGNED_PAYLOAD | undefined,
+    opts: CallOptions,
+  ): Promise<Dispatcher.ResponseData> {
+    const timeout = opts.timeoutMs ?? this.opts.timeoutMs ?? 10_000;
+    const identity = opts.identity ?? this.opts.identity ?? { kind: "service", service: this.opts.auth.self };
+    const headers = { ...opts.headers, ...this.opts.auth.sign(identity, { audience: this.opts.audience, method, path, body: signedBody }) };
+    let sent = false;
+    try {
+      return await request(this.origin + path, {
+        method,
+        headers,
+        body,
+        dispatcher: trackSending(this.agent, () => (sent = true)),
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+      });
+    } catch (e) {
+      throw new InternalCallError(`${method} ${path} failed: ${(e as Error).message}`, deliveryOf(e, sent), { cause: e });
+    }
+  }
+}
+
+function httpError(method: string, path: string, status: number, parsed: unknown): InternalHttpError {
+  const err = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
+  return new InternalHttpError(status, err?.code ?? "internal_error", err?.message ?? `${method} ${path} answered ${status}`, parsed);
 }
 
 function safeJson(text: string): unknown {
@@ -114,12 +145,4 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
-}
-
-/** Errors that prove the request never left this process or was refused before being read. */
-function deliveryOf(e: unknown): Delivery {
-  const code = (e as { code?: string }).code;
-  if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return "not_delivered";
-  if (e instanceof undiciErrors.ConnectTimeoutError) return "not_delivered";
-  return "unknown";
 }

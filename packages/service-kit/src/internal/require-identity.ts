@@ -1,30 +1,52 @@
 import type { RequestHandler } from "express";
-import type { Identity, IdentityKind, KeyIdentity, Scope } from "@meter/contracts";
+import { UNSIGNED_PAYLOAD, type Deployable, type Identity, type IdentityKind, type KeyIdentity, type Scope } from "@meter/contracts";
 import { AppError } from "../app-error";
-import { verifyIdentity } from "./identity-signature";
+import type { InternalAuth } from "./request-signature";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
-      /** Set by requireIdentity from the signed internal header. */
+      /** Set by requireIdentity from the signed internal headers. */
       identity?: Identity;
+      /** The deployable that signed the call. */
+      caller?: Deployable;
+      /** The body digest the caller signed; the body reader compares it (json-body.ts). */
+      signedContentSha256?: string;
     }
   }
 }
 
+export interface CallerPolicy {
+  /** The identities this door accepts. */
+  kinds: readonly IdentityKind[];
+  /** The deployables that may call it (key, admin and anonymous identities come from the gateway only). */
+  from: readonly Deployable[];
+  /** The route streams its body, so the caller signs UNSIGNED-PAYLOAD instead of a digest. */
+  streamedBody?: boolean;
+}
+
 /**
- * Services accept calls only with a valid signed identity (from the gateway or a sibling service);
- * anything else gets 401, whatever port it came in on.
+ * A service's door: only a call signed by a deployable on the `from` list, for this process, with an
+ * identity of an accepted kind, gets in; anything else is 401 (unsigned, forged, stale, replayed) or
+ * 403 (a caller or identity this door does not take), whatever port it came in on.
  */
-export function requireIdentity(secret: string, kinds: readonly IdentityKind[]): RequestHandler {
+export function requireIdentity(auth: InternalAuth, policy: CallerPolicy): RequestHandler {
   return (req, _res, next) => {
-    const result = verifyIdentity(secret, req.headers, req.method, req.originalUrl);
+    const result = auth.verify(req.headers, req.method, req.originalUrl);
     if (!result.ok) return next(new AppError("authentication_required", `internal authentication failed: ${result.reason}`));
-    if (!kinds.includes(result.identity.kind)) {
+    if (result.contentSha256 === UNSIGNED_PAYLOAD && !policy.streamedBody) {
+      return next(new AppError("authentication_required", "internal authentication failed: this endpoint needs a signed body digest"));
+    }
+    if (!policy.from.includes(result.signer)) {
+      return next(new AppError("insufficient_scope", `${result.signer} may not call this endpoint`));
+    }
+    if (!policy.kinds.includes(result.identity.kind)) {
       return next(new AppError("insufficient_scope", `a ${result.identity.kind} caller may not use this endpoint`));
     }
     req.identity = result.identity;
+    req.caller = result.signer;
+    req.signedContentSha256 = result.contentSha256;
     next();
   };
 }
@@ -40,4 +62,12 @@ export function requireScope(identity: KeyIdentity, scope: Scope): void {
   if (!identity.scopes.includes(scope)) {
     throw new AppError("insufficient_scope", `this API key lacks the "${scope}" scope`);
   }
+}
+
+/** Narrows a door to some of its callers for one route (e.g. key verification: the gateway only). */
+export function onlyFrom(...callers: Deployable[]): RequestHandler {
+  return (req, _res, next) => {
+    if (req.caller && callers.includes(req.caller)) return next();
+    next(new AppError("insufficient_scope", `${req.caller ?? "this caller"} may not call this endpoint`));
+  };
 }

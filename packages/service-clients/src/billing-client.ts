@@ -1,0 +1,87 @@
+import { BillingEndpoints, type Catalog, type ErrorCode, type Hold, type HoldOp, type KeyIdentity, type PlaceHoldRequest } from "@meter/contracts";
+import { AppError, Batcher, InternalCallError, InternalHttpError, type Delivery, type InternalClient } from "@meter/service-kit";
+
+/** No answer could be had from billing: it may or may not have acted (`unknown`), or certainly did not. */
+export class BillingUnreachable extends Error {
+  constructor(
+    readonly delivery: Delivery,
+    options?: { cause?: unknown },
+  ) {
+    super(`billing-ledger unreachable (${delivery})`, options);
+    this.name = "BillingUnreachable";
+  }
+}
+
+/**
+ * billing-ledger's internal API. Hold operations of concurrent requests travel together in one
+ * `hold-ops` call (one round trip, one transaction there); a lone operation goes at once. Billing's
+ * refusals come back as AppError with its code; a call that got no answer as BillingUnreachable.
+ */
+export class BillingClient {
+  private readonly holdOps: Batcher<HoldOp, Hold>;
+
+  constructor(
+    private readonly client: InternalClient,
+    private readonly timeoutMs = 10_000,
+  ) {
+    this.holdOps = new Batcher((ops) => this.sendHoldOps(ops), { maxBatch: 200, concurrency: 4 });
+  }
+
+  /** Resolves with the hold, which may not be active: a release of its id got there first. */
+  placeHold(req: PlaceHoldRequest): Promise<Hold> {
+    return this.holdOps.submit({ op: "place", ...req });
+  }
+
+  settle(holdId: string, amount: number): Promise<Hold> {
+    return this.holdOps.submit({ op: "settle", hold_id: holdId, amount_microrub: amount });
+  }
+
+  release(holdId: string, reason: string): Promise<Hold> {
+    return this.holdOps.submit({ op: "release", hold_id: holdId, reason });
+  }
+
+  async getHold(holdId: string): Promise<Hold | undefined> {
+    try {
+      return await this.client.send(BillingEndpoints.hold, { params: { id: holdId } }, { timeoutMs: this.timeoutMs });
+    } catch (e) {
+      if (e instanceof InternalHttpError && e.status === 404) return undefined;
+      throw unreachableOr(e);
+    }
+  }
+
+  /** The key's holder, or null for a key that is unknown or revoked. */
+  async verifyKey(key: string): Promise<KeyIdentity | null> {
+    try {
+      return (await this.client.send(BillingEndpoints.verifyKey, { body: { key } }, { timeoutMs: 5_000 })).identity;
+    } catch (e) {
+      if (e instanceof InternalHttpError && e.status === 401) return null;
+      throw unreachableOr(e);
+    }
+  }
+
+  async catalog(): Promise<Catalog> {
+    try {
+      return await this.client.send(BillingEndpoints.catalog, {}, { timeoutMs: 5_000 });
+    } catch (e) {
+      throw unreachableOr(e);
+    }
+  }
+
+  private async sendHoldOps(ops: HoldOp[]): Promise<(Hold | Error)[]> {
+    let results;
+    try {
+      ({ results } = await this.client.send(BillingEndpoints.holdOps, { body: { ops } }, { timeoutMs: this.timeoutMs }));
+    } catch (e) {
+      throw unreachableOr(e);
+    }
+    return results.map((r) => (r.ok ? r.hold : new AppError(r.error.code as ErrorCode, r.error.message)));
+  }
+}
+
+function unreachableOr(e: unknown): unknown {
+  if (e instanceof InternalCallError) return new BillingUnreachable(e.delivery, { cause: e });
+  // A 5xx may come from a proxy after billing acted: its outcome is not known.
+  if (e instanceof InternalHttpError && e.status >= 500) return new BillingUnreachable("unknown", { cause: e });
+  if (e instanceof InternalHttpError) return new AppError(e.code as ErrorCode, e.message, { cause: e });
+  return e;
+}

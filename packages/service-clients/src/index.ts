@@ -1,0 +1,3 @@
+export * from "./billing-client";
+export * from "./catalog-cache";
+export * from "./files-client";

@@ -1,0 +1,117 @@
+import { createHash, randomBytes, sign, verify } from "node:crypto";
+import { Identity, InternalHeaders, UNSIGNED_PAYLOAD, type Deployable } from "@meter/contracts";
+import { parseInternalKeys, type InternalKeys } from "./internal-keys";
+import { NonceCache } from "./nonce-cache";
+
+/** How far a signed call's timestamp may be from this process's clock. */
+export const MAX_SKEW_MS = 60_000;
+
+export const EMPTY_BODY_SHA256 = sha256Hex("");
+
+/** What a signature binds: who is called, how, and with which body. */
+export interface SignedTarget {
+  /** The deployable meant to receive the call; another one refuses it. */
+  audience: Deployable;
+  method: string;
+  /** Path and query exactly as sent. */
+  path: string;
+  /** The body as sent (its SHA-256 is signed), or UNSIGNED_PAYLOAD for a stream the caller cannot hash first. */
+  body?: string | Buffer | typeof UNSIGNED_PAYLOAD;
+}
+
+export type VerifiedCall = { ok: true; identity: Identity; signer: Deployable; contentSha256: string } | { ok: false; reason: string };
+
+/**
+ * Signs and verifies internal calls for one process. The signature (Ed25519, the caller's own key)
+ * covers the identity, the target deployable, method, path, the body's SHA-256, a timestamp and a
+ * nonce: a sniffed call cannot be sent to another route, service or with another body, and cannot be
+ * sent again to this process (its nonce is remembered for the whole window). A replay to another
+ * replica of the same service within the window repeats an identical call, which every internal
+ * operation makes harmless by being idempotent on its own ids.
+ */
+export class InternalAuth {
+  private readonly nonces = new NonceCache(2 * MAX_SKEW_MS);
+
+  constructor(readonly keys: InternalKeys) {}
+
+  get self(): Deployable {
+    return this.keys.self;
+  }
+
+  sign(identity: Identity, target: SignedTarget, now = Date.now()): Record<string, string> {
+    const encoded = Buffer.from(JSON.stringify(identity)).toString("base64url");
+    const timestamp = String(now);
+    const nonce = randomBytes(16).toString("base64url");
+    const contentSha256 = target.body === UNSIGNED_PAYLOAD ? UNSIGNED_PAYLOAD : sha256Hex(target.body ?? "");
+    const { kid, key } = this.keys.signing;
+    const signature = sign(null, canonical(kid, timestamp, nonce, target, encoded, contentSha256), key).toString("base64url");
+    return {
+      [InternalHeaders.identity]: encoded,
+      [InternalHeaders.timestamp]: timestamp,
+      [InternalHeaders.nonce]: nonce,
+      [InternalHeaders.contentSha256]: contentSha256,
+      [InternalHeaders.keyId]: kid,
+      [InternalHeaders.signature]: signature,
+    };
+  }
+
+  /**
+   * Checks a call addressed to this process. The body digest is only read from the signed headers
+   * here; whoever reads the body compares it (see json-body.ts), since the body has not arrived yet.
+   */
+  verify(headers: Record<string, string | string[] | undefined>, method: string, path: string, now = Date.now()): VerifiedCall {
+    const encoded = single(headers[InternalHeaders.identity]);
+    const timestamp = single(headers[InternalHeaders.timestamp]);
+    const nonce = single(headers[InternalHeaders.nonce]);
+    const contentSha256 = single(headers[InternalHeaders.contentSha256]);
+    const kid = single(headers[InternalHeaders.keyId]);
+    const signature = single(headers[InternalHeaders.signature]);
+    if (!encoded || !timestamp || !nonce || !contentSha256 || !kid || !signature) return { ok: false, reason: "missing internal identity" };
+    const ts = Number(timestamp);
+    if (!/^\d{1,16}$/.test(timestamp) || Math.abs(now - ts) > MAX_SKEW_MS) return { ok: false, reason: "stale internal identity" };
+    const signer = this.keys.trusted.get(kid);
+    if (!signer) return { ok: false, reason: "unknown signing key" };
+    const target: SignedTarget = { audience: this.keys.self, method, path };
+    let valid = false;
+    try {
+      valid = verify(null, canonical(kid, timestamp, nonce, target, encoded, contentSha256), signer.key, Buffer.from(signature, "base64url"));
+    } catch {
+      valid = false;
+    }
+    if (!valid) return { ok: false, reason: "bad internal signature" };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(encoded, "base64url").toString("utf8"));
+    } catch {
+      return { ok: false, reason: "unreadable internal identity" };
+    }
+    const identity = Identity.safeParse(parsed);
+    if (!identity.success) return { ok: false, reason: "invalid internal identity" };
+    // Only the gateway authenticates people and keys; a service speaks only as itself.
+    if (identity.data.kind === "service" ? identity.data.service !== signer.signer : signer.signer !== "gateway") {
+      return { ok: false, reason: `${signer.signer} may not sign a "${identity.data.kind}" identity` };
+    }
+    // Checked last, so a forged or stale call cannot use up a real caller's nonce.
+    if (!this.nonces.admit(`${kid}:${nonce}`, now)) return { ok: false, reason: "replayed internal call" };
+    return { ok: true, identity: identity.data, signer: signer.signer, contentSha256 };
+  }
+}
+
+export function sha256Hex(body: string | Buffer): string {
+  return createHash("sha256").update(body).digest("hex");
+}
+
+function canonical(kid: string, timestamp: string, nonce: string, target: SignedTarget, identity: string, contentSha256: string): Buffer {
+  return Buffer.from(
+    ["meter-internal-v1", kid, timestamp, nonce, target.audience, target.method.toUpperCase(), target.path, identity, contentSha256].join("\n"),
+  );
+}
+
+function single(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The signer and verifier of a process, from its INTERNAL_SIGNING_KEY and INTERNAL_PUBLIC_KEYS settings. */
+export function createInternalAuth(self: Deployable, config: { INTERNAL_SIGNING_KEY: string; INTERNAL_PUBLIC_KEYS: string }): InternalAuth {
+  return new InternalAuth(parseInternalKeys(self, config.INTERNAL_SIGNING_KEY, config.INTERNAL_PUBLIC_KEYS));
+}

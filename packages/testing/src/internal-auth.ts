@@ -1,0 +1,47 @@
+import { generateInternalKeySet, InternalAuth, parseInternalKeys } from "@meter/service-kit";
+import type { Deployable, Identity } from "@meter/contracts";
+
+/**
+ * One key set per test process: every deployable's signing key and the shared public list, as the
+ * local runner gives them. Services under test and the tests' own signed calls use the same set.
+ */
+let keySet: ReturnType<typeof generateInternalKeySet> | undefined;
+
+function keys(): ReturnType<typeof generateInternalKeySet> {
+  keySet ??= generateInternalKeySet();
+  return keySet;
+}
+
+/** Every deployable's signing key and the public list, for a system of processes (startSystem). */
+export function testKeySet(): ReturnType<typeof generateInternalKeySet> {
+  return keys();
+}
+
+/** The settings a process of `self` would be started with. */
+export function testKeyEnv(self: Deployable): { INTERNAL_SIGNING_KEY: string; INTERNAL_PUBLIC_KEYS: string } {
+  return { INTERNAL_SIGNING_KEY: keys().signingKeys[self], INTERNAL_PUBLIC_KEYS: keys().publicKeys };
+}
+
+/** The signer and verifier of a process of `self`. */
+export function testAuth(self: Deployable): InternalAuth {
+  const env = testKeyEnv(self);
+  return new InternalAuth(parseInternalKeys(self, env.INTERNAL_SIGNING_KEY, env.INTERNAL_PUBLIC_KEYS));
+}
+
+/**
+ * The headers and body of a call signed as `signer` for `audience`, the one way tests speak to a
+ * service's door directly. JSON bodies are serialised here, so the signed digest is of what is sent.
+ */
+export function signedCall(
+  signer: Deployable,
+  audience: Deployable,
+  identity: Identity,
+  method: string,
+  path: string,
+  body?: unknown,
+): { headers: Record<string, string>; payload: string | undefined } {
+  const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+  const headers = testAuth(signer).sign(identity, { audience, method, path, body: payload });
+  if (payload !== undefined) headers["content-type"] = "application/json";
+  return { headers, payload };
+}
