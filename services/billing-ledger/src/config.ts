@@ -1,16 +1,48 @@
 import { z } from "zod";
-import { CommonConfig, env, parseConfig } from "@meter/config";
+import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
 
 export const BillingConfig = CommonConfig.extend({
-  BILLING_LEDGER_PORT: env.port(8084),
-  BILLING_LEDGER_DATABASE_URL: env.url("postgresql://postgres@127.0.0.1:5432/meter_billing_ledger"),
+  BILLING_LEDGER_PORT: serviceEnv.port("billing-ledger"),
+  BILLING_LEDGER_DATABASE_URL: serviceEnv.databaseUrl("billing-ledger"),
   RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  /** The owners of holds, asked by the hold audit (by a hold's `source`). */
+  TEXT_URL: serviceEnv.url("text"),
+  MEDIA_JOBS_URL: serviceEnv.url("media-jobs"),
   /** The day a daily budget counts from starts at 00:00 in this zone. */
   BUDGET_TIMEZONE: env.string("UTC"),
   /** Holds nobody resolved are expired (and reported) only after this long. */
   HOLD_EXPIRY_HOURS: env.int(72, { min: 1 }),
   HOLD_SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
+  /** A hold active longer than this is asked about at its owner. */
+  HOLD_AUDIT_AFTER_MS: env.int(300_000, { min: 1_000 }),
+  HOLD_AUDIT_INTERVAL_MS: env.int(60_000, { min: 100 }),
+  /** The longest a batch of hold operations waits for one row lock before it is retried. */
+  HOLD_LOCK_TIMEOUT_MS: env.int(1_000, { min: 10 }),
+  /** The environment variable names a catalog entry may name as its upstream's API key. */
+  UPSTREAM_KEY_ENV_PATTERN: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string()
+      .default(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)
+      .transform((source, ctx) => {
+        try {
+          return new RegExp(source);
+        } catch (e) {
+          ctx.addIssue({ code: "custom", message: `not a regular expression: ${(e as Error).message}` });
+          return z.NEVER;
+        }
+      }),
+  ),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
+  /** A web cabinet session ends this long after sign-in (or at once on sign-out). */
+  CABINET_SESSION_TTL_HOURS: env.int(12, { min: 1, max: 24 * 30 }),
+  /** How long an invitation's one-time sign-in link works. */
+  CABINET_INVITATION_TTL_HOURS: env.int(24, { min: 1, max: 24 * 14 }),
+  /** Failed sign-ins allowed per account and per client address within the window; then 429 until the oldest ages out. */
+  CABINET_SIGN_IN_MAX_FAILURES_PER_ACCOUNT: env.int(5, { min: 1 }),
+  CABINET_SIGN_IN_MAX_FAILURES_PER_ADDRESS: env.int(20, { min: 1 }),
+  CABINET_SIGN_IN_WINDOW_S: env.int(900, { min: 1 }),
 });
 export type BillingConfig = z.infer<typeof BillingConfig>;
 

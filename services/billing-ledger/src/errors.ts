@@ -5,10 +5,19 @@ export const BillingErrors = {
   dailyBudgetExceeded: () => new AppError("daily_budget_exceeded", "this API key's daily budget does not cover this request"),
   invalidKey: () => new AppError("invalid_api_key", "the API key is invalid or revoked"),
   holdNotFound: (id: string) => new AppError("not_found", `hold ${id} does not exist`),
-  holdConflict: (id: string, status: string) =>
-    new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
+  holdConflict: (id: string, status: string) => new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
   holdIdReused: (id: string) => new AppError("conflict", `hold ${id} already exists with other parameters`),
   settleExceedsHold: (id: string) => new AppError("settle_exceeds_hold", `the amount exceeds what hold ${id} reserved`),
+  /** Nothing was written: the same operation may be sent again. */
+  holdsBusy: () =>
+    new AppError("service_unavailable", "billing could not apply this hold operation in time (a lock was held too long); nothing changed, try again", {
+      headers: { "retry-after": "1" },
+    }),
+  holdOpFailed: (id: string, cause: unknown) =>
+    new AppError("internal_error", `hold operation on ${id} failed (${cause instanceof Error ? cause.message : String(cause)}); nothing changed`, {
+      cause,
+    }),
+  upstreamKeyEnvRefused: (problem: string) => new AppError("invalid_request", `provider.api_key_env: ${problem}`),
   userNotFound: (id: string) => new AppError("not_found", `user ${id} does not exist`),
   organizationNotFound: (id: string) => new AppError("not_found", `organization ${id} does not exist`),
   keyNotFound: (id: string) => new AppError("not_found", `API key ${id} does not exist`),

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { holdCalls, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
 beforeAll(async () => {
@@ -13,20 +13,19 @@ afterAll(async () => {
 describe("account cabinet", () => {
   it("creates users idempotently by email", async () => {
     const email = `Someone-${randomUUID()}@Example.test`;
-    const first = await h.call("POST", "/admin/v1/users").send({ email }).expect(201);
-    const again = await h.call("POST", "/admin/v1/users").send({ email: email.toLowerCase() }).expect(200);
+    const first = await h.call("POST", "/admin/v1/users", { kind: "admin" }, { email }).expect(201);
+    const again = await h.call("POST", "/admin/v1/users", { kind: "admin" }, { email: email.toLowerCase() }).expect(200);
     expect(again.body.id).toBe(first.body.id);
     expect(first.body.email).toBe(email.toLowerCase());
   });
 
   it("rejects unknown fields and bad values with the contract's codes", async () => {
-    const unknown = await h.call("POST", "/admin/v1/organizations").send({ name: "x", colour: "red" }).expect(400);
+    const unknown = await h.call("POST", "/admin/v1/organizations", { kind: "admin" }, { name: "x", colour: "red" }).expect(400);
     expect(unknown.body.error.code).toBe("unknown_field");
-    const bad = await h.call("POST", "/admin/v1/users").send({ email: "not-an-email" }).expect(400);
+    const bad = await h.call("POST", "/admin/v1/users", { kind: "admin" }, { email: "not-an-email" }).expect(400);
     expect(bad.body.error.code).toBe("invalid_request");
     const float = await h
-      .call("POST", `/admin/v1/organizations/${randomUUID()}/credits`)
-      .send({ amount_microrub: 1.5, reference: "r" })
+      .call("POST", `/admin/v1/organizations/${randomUUID()}/credits`, { kind: "admin" }, { amount_microrub: 1.5, reference: "r" })
       .expect(400);
     expect(float.body.error.code).toBe("invalid_request");
   });
@@ -34,13 +33,13 @@ describe("account cabinet", () => {
   it("credits are idempotent on their reference", async () => {
     const a = await seedAccount(h);
     const path = `/admin/v1/organizations/${a.organizationId}/credits`;
-    const first = await h.call("POST", path).send({ amount_microrub: 5_000, reference: "invoice-1" }).expect(201);
-    const replay = await h.call("POST", path).send({ amount_microrub: 5_000, reference: "invoice-1" }).expect(200);
+    const first = await h.call("POST", path, { kind: "admin" }, { amount_microrub: 5_000, reference: "invoice-1" }).expect(201);
+    const replay = await h.call("POST", path, { kind: "admin" }, { amount_microrub: 5_000, reference: "invoice-1" }).expect(200);
     expect(replay.body).toEqual(first.body);
-    const mismatch = await h.call("POST", path).send({ amount_microrub: 6_000, reference: "invoice-1" }).expect(422);
+    const mismatch = await h.call("POST", path, { kind: "admin" }, { amount_microrub: 6_000, reference: "invoice-1" }).expect(422);
     expect(mismatch.body.error.code).toBe("idempotency_key_mismatch");
     const concurrent = await Promise.all(
-      Array.from({ length: 8 }, () => h.call("POST", path).send({ amount_microrub: 700, reference: "invoice-2" })),
+      Array.from({ length: 8 }, () => h.call("POST", path, { kind: "admin" }, { amount_microrub: 700, reference: "invoice-2" })),
     );
     expect(concurrent.filter((r) => r.status === 201)).toHaveLength(1);
     const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
@@ -55,8 +54,12 @@ describe("account cabinet", () => {
   it("shows a key once, stores only its hash, and revokes it", async () => {
     const a = await seedAccount(h);
     const created = await h
-      .call("POST", "/admin/v1/keys")
-      .send({ user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 100, name: "ci" })
+      .call(
+        "POST",
+        "/admin/v1/keys",
+        { kind: "admin" },
+        { user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 100, name: "ci" },
+      )
       .expect(201);
     expect(created.body).toMatchObject({ scopes: ["text"], daily_budget_microrub: 100, status: "active", name: "ci" });
     expect(created.body.key).toMatch(/^mtr_[A-Za-z0-9_-]{32}$/);
@@ -69,23 +72,18 @@ describe("account cabinet", () => {
 
     const revoked = await h.call("POST", `/admin/v1/keys/${created.body.id}/revoke`).expect(200);
     expect(revoked.body.status).toBe("revoked");
-    await h
-      .call("POST", "/internal/v1/keys/verify", { kind: "service", service: "gateway" })
-      .send({ key: created.body.key })
-      .expect(401);
+    await h.call("POST", "/internal/v1/keys/verify", { kind: "service", service: "gateway" }, { key: created.body.key }).expect(401);
   });
 
   it("refuses a key for a user outside the organization", async () => {
     const a = await seedAccount(h);
     const b = await seedAccount(h);
     const res = await h
-      .call("POST", "/admin/v1/keys")
-      .send({ user_id: b.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1 })
+      .call("POST", "/admin/v1/keys", { kind: "admin" }, { user_id: b.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1 })
       .expect(400);
     expect(res.body.error.code).toBe("invalid_request");
     await h
-      .call("POST", "/admin/v1/keys")
-      .send({ user_id: a.userId, organization_id: randomUUID(), scopes: ["text"], daily_budget_microrub: 1 })
+      .call("POST", "/admin/v1/keys", { kind: "admin" }, { user_id: a.userId, organization_id: randomUUID(), scopes: ["text"], daily_budget_microrub: 1 })
       .expect(404);
   });
 
@@ -93,19 +91,66 @@ describe("account cabinet", () => {
     const a = await seedAccount(h);
     for (let i = 0; i < 5; i++) {
       await h
-        .call("POST", `/admin/v1/organizations/${a.organizationId}/credits`)
-        .send({ amount_microrub: 100 + i, reference: `r${i}` })
+        .call("POST", `/admin/v1/organizations/${a.organizationId}/credits`, { kind: "admin" }, { amount_microrub: 100 + i, reference: `r${i}` })
         .expect(201);
     }
     const page1 = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger?limit=3`).expect(200);
     expect(page1.body.data.map((e: { amount_microrub: number }) => e.amount_microrub)).toEqual([104, 103, 102]);
     expect(page1.body.has_more).toBe(true);
-    const page2 = await h
-      .call("GET", `/admin/v1/organizations/${a.organizationId}/ledger?limit=3&cursor=${page1.body.next_cursor}`)
-      .expect(200);
+    const page2 = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger?limit=3&cursor=${page1.body.next_cursor}`).expect(200);
     expect(page2.body.data.map((e: { amount_microrub: number }) => e.amount_microrub)).toEqual([101, 100]);
     expect(page2.body.has_more).toBe(false);
     expect(page2.body.data[1]).toMatchObject({ kind: "credit", balance_after_microrub: 100, reference: "r0" });
+  });
+});
+
+describe("stale holds", () => {
+  it("lists active holds older than N seconds, oldest first, with their owners", async () => {
+    const a = await seedAccount(h, { credit: 100_000 });
+    const ids: string[] = [randomUUID(), randomUUID(), randomUUID()];
+    const [old, older] = ids;
+    for (const id of ids) expect((await holdCalls(h).place(a.keyId, 1_000, id)).status).toBe(200);
+    await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '20 minutes' WHERE id = ${old}::uuid`;
+    await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '2 hours' WHERE id = ${older}::uuid`;
+
+    const stale = await h.call("GET", "/admin/v1/holds?status=active&older_than_s=600").expect(200);
+    const mine = (stale.body.data as { hold_id: string }[]).filter((x) => ids.includes(x.hold_id));
+    expect(mine).toEqual([
+      expect.objectContaining({ hold_id: older, status: "active", source: "text", owner_ref: `req-${older}` }),
+      expect.objectContaining({ hold_id: old, status: "active", source: "text", owner_ref: `req-${old}` }),
+    ]);
+    await h.call("GET", "/admin/v1/holds?older_than_s=-1").expect(400);
+  });
+
+  it("an operator releases a hold with a reason that the ledger keeps", async () => {
+    const a = await seedAccount(h, { credit: 100_000 });
+    const holdId = randomUUID();
+    await holdCalls(h).place(a.keyId, 4_000, holdId);
+    const released = await h.call("POST", `/admin/v1/holds/${holdId}/release`, { kind: "admin" }, { reason: "ticket 4521: client crashed" }).expect(200);
+    expect(released.body).toMatchObject({ hold_id: holdId, status: "released", amount_microrub: 4_000 });
+    // Again: the same answer, nothing moves twice.
+    await h.call("POST", `/admin/v1/holds/${holdId}/release`, { kind: "admin" }, { reason: "again" }).expect(200);
+
+    const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
+    const entries = (ledger.body.data as { kind: string; hold_id: string; reference: string; amount_microrub: number }[]).filter((e) => e.hold_id === holdId);
+    expect(entries.map((e) => [e.kind, e.amount_microrub, e.reference])).toEqual([
+      ["release", 4_000, "ticket 4521: client crashed"],
+      ["hold", 4_000, null],
+    ]);
+    const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
+    expect(balance.body).toMatchObject({ reserved_microrub: 0, available_microrub: 100_000 });
+
+    // A settled hold cannot be released; an unknown one is not found (and no tombstone is left).
+    const settled = randomUUID();
+    await holdCalls(h).place(a.keyId, 1_000, settled);
+    await holdCalls(h).settle(settled, 500);
+    expect((await h.call("POST", `/admin/v1/holds/${settled}/release`, { kind: "admin" }, { reason: "x" }).expect(409)).body.error.code).toBe(
+      "hold_already_resolved",
+    );
+    const unknown = randomUUID();
+    await h.call("POST", `/admin/v1/holds/${unknown}/release`, { kind: "admin" }, { reason: "x" }).expect(404);
+    expect(await h.services.holdReads.find(unknown)).toBeUndefined();
+    await h.call("POST", `/admin/v1/holds/${holdId}/release`, { kind: "admin" }, {}).expect(400);
   });
 });
 
@@ -121,9 +166,9 @@ describe("catalog", () => {
   };
 
   it("upserts models and publishes enabled ones with their tariffs, never the provider", async () => {
-    await h.call("PUT", "/admin/v1/models/meter-test-1").send(model).expect(201);
-    await h.call("PUT", "/admin/v1/models/meter-test-1").send(model).expect(200);
-    await h.call("PUT", "/admin/v1/models/meter-off").send({ ...model, enabled: false }).expect(201);
+    await h.call("PUT", "/admin/v1/models/meter-test-1", { kind: "admin" }, model).expect(201);
+    await h.call("PUT", "/admin/v1/models/meter-test-1", { kind: "admin" }, model).expect(200);
+    await h.call("PUT", "/admin/v1/models/meter-off", { kind: "admin" }, { ...model, enabled: false }).expect(201);
     const a = await seedAccount(h);
     const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: [] };
     const published = await h.call("GET", "/v1/models", identity).expect(200);
@@ -136,9 +181,12 @@ describe("catalog", () => {
   });
 
   it("serves one published model by id, vendor/model ids included", async () => {
-    await h.call("PUT", "/admin/v1/models/vendor/meter-slash").send(model).expect(201);
-    expect((await h.call("GET", "/admin/v1/models/vendor%2Fmeter-slash").expect(200)).body).toMatchObject({ id: "vendor/meter-slash", provider: model.provider });
-    await h.call("PUT", "/admin/v1/models/meter-hidden").send({ ...model, enabled: false }).expect(201);
+    await h.call("PUT", "/admin/v1/models/vendor/meter-slash", { kind: "admin" }, model).expect(201);
+    expect((await h.call("GET", "/admin/v1/models/vendor%2Fmeter-slash").expect(200)).body).toMatchObject({
+      id: "vendor/meter-slash",
+      provider: model.provider,
+    });
+    await h.call("PUT", "/admin/v1/models/meter-hidden", { kind: "admin" }, { ...model, enabled: false }).expect(201);
     const a = await seedAccount(h);
     const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: [] };
     const one = await h.call("GET", "/v1/models/vendor/meter-slash", identity).expect(200);
@@ -151,16 +199,33 @@ describe("catalog", () => {
 
   it("sells image editing at a fixed per-request price only", async () => {
     const res = await h
-      .call("PUT", "/admin/v1/models/meter-bad")
-      .send({ ...model, operations: { image_edit: { unit: "image", price_per_unit_microrub: 1 } } })
+      .call("PUT", "/admin/v1/models/meter-bad", { kind: "admin" }, { ...model, operations: { image_edit: { unit: "image", price_per_unit_microrub: 1 } } })
       .expect(400);
     expect(res.body.error.code).toBe("invalid_request");
   });
 
   it("requires a base URL for remote providers", async () => {
-    await h
-      .call("PUT", "/admin/v1/models/meter-remote")
-      .send({ ...model, provider: { kind: "anthropic" } })
-      .expect(400);
+    await h.call("PUT", "/admin/v1/models/meter-remote", { kind: "admin" }, { ...model, provider: { kind: "anthropic" } }).expect(400);
+  });
+
+  it("names an upstream key only by a variable matching UPSTREAM_KEY_ENV_PATTERN that is none of our own settings", async () => {
+    const remote = (api_key_env: string) => ({ ...model, provider: { kind: "anthropic", base_url: "http://127.0.0.1:9/", api_key_env } });
+    await h.call("PUT", "/admin/v1/models/meter-keyed", { kind: "admin" }, remote("ANTHROPIC_API_KEY")).expect(201);
+    const refused: [string, RegExp][] = [
+      ["INTERNAL_SIGNING_KEY", /UPSTREAM_KEY_ENV_PATTERN/],
+      ["BILLING_LEDGER_DATABASE_URL", /UPSTREAM_KEY_ENV_PATTERN/],
+      ["INTERNAL_API_KEY", /own settings \(INTERNAL_\*\)/],
+      ["ADMIN_API_KEY", /own settings \(ADMIN_\*\)/],
+      ["FILES_UPLOAD_API_KEY", /own settings \(FILES_\*\)/],
+      ["OBJECT_STORE_API_KEY", /own settings \(OBJECT_STORE_\*\)/],
+      ["RABBITMQ_API_KEY", /own settings \(RABBITMQ_\*\)/],
+    ];
+    for (const [name, why] of refused) {
+      const res = await h.call("PUT", "/admin/v1/models/meter-keyed", { kind: "admin" }, remote(name)).expect(400);
+      expect(res.body.error).toMatchObject({ code: "invalid_request" });
+      expect(res.body.error.message).toMatch(why);
+    }
+    // The refused entries changed nothing.
+    expect((await h.call("GET", "/admin/v1/models/meter-keyed").expect(200)).body.provider.api_key_env).toBe("ANTHROPIC_API_KEY");
   });
 });

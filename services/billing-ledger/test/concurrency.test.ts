@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
-import { createDatabase, type Database } from "../src/db";
-import { createBillingServices, type BillingServices } from "../src/app";
-import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { createDatabase, type BillingDatabase as Database } from "../src/db";
+import { createBillingServices, type BillingServices } from "../src/composition";
+import { Metrics } from "@meter/service-kit";
+import { placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 /**
  * Bursts of concurrent holds must never overrun a budget or a balance. Four independent service
@@ -15,7 +15,7 @@ beforeAll(async () => {
   h = await startBilling();
   replicas = Array.from({ length: 4 }, () => {
     const database = createDatabase(h.url, 8);
-    return { database, services: createBillingServices(database, "UTC") };
+    return { database, services: createBillingServices(database, { timezone: "UTC", metrics: new Metrics("billing-ledger") }) };
   });
 });
 afterAll(async () => {
@@ -25,18 +25,7 @@ afterAll(async () => {
 });
 
 async function burst(keyId: string, count: number, amount: number) {
-  return Promise.allSettled(
-    Array.from({ length: count }, (_, i) =>
-      replicas[i % replicas.length]!.services.holds.place({
-        hold_id: randomUUID(),
-        key_id: keyId,
-        amount_microrub: amount,
-        operation: "text",
-        model: "m",
-        source: "text",
-      }),
-    ),
-  );
+  return Promise.allSettled(Array.from({ length: count }, (_, i) => replicas[i % replicas.length]!.services.holds.place(placeOp(keyId, amount))));
 }
 
 function codes(results: PromiseSettledResult<unknown>[]): Record<string, number> {
@@ -67,8 +56,12 @@ it("64 concurrent holds against a balance that admits exactly 23: 23 succeed, 41
 it("keys of one organization share its balance under concurrency", async () => {
   const a = await seedAccount(h, { credit: 10 * 1_000 });
   const second = await h
-    .call("POST", "/admin/v1/keys")
-    .send({ user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1_000_000 })
+    .call(
+      "POST",
+      "/admin/v1/keys",
+      { kind: "admin" },
+      { user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1_000_000 },
+    )
     .expect(201);
   const results = (await Promise.all([burst(a.keyId, 32, 1_000), burst(second.body.id, 32, 1_000)])).flat();
   expect(codes(results)).toEqual({ placed: 10, insufficient_balance: 54 });
@@ -76,25 +69,14 @@ it("keys of one organization share its balance under concurrency", async () => {
 
 it("concurrent settlements and releases of the same holds resolve each exactly once", async () => {
   const a = await seedAccount(h, { credit: 1_000_000 });
-  const placed = await Promise.all(
-    Array.from({ length: 20 }, () =>
-      replicas[0]!.services.holds.place({
-        hold_id: randomUUID(),
-        key_id: a.keyId,
-        amount_microrub: 1_000,
-        operation: "text",
-        model: "m",
-        source: "text",
-      }),
-    ),
-  );
-  const attempts = placed.flatMap(({ hold }, i) =>
+  const placed = await Promise.all(Array.from({ length: 20 }, () => replicas[0]!.services.holds.place(placeOp(a.keyId, 1_000))));
+  const attempts = placed.flatMap((hold, i) =>
     replicas.map((r, j) => ((i + j) % 2 === 0 ? r.services.holds.settle(hold.hold_id, 600) : r.services.holds.release(hold.hold_id, "race"))),
   );
   await Promise.allSettled(attempts);
   const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
   expect(balance.body.reserved_microrub).toBe(0);
-  const holds = await Promise.all(placed.map(({ hold }) => h.services.holdReads.find(hold.hold_id)));
+  const holds = await Promise.all(placed.map((hold) => h.services.holdReads.find(hold.hold_id)));
   const settledCount = holds.filter((x) => x?.status === "settled").length;
   expect(balance.body.balance_microrub).toBe(1_000_000 - settledCount * 600);
 });

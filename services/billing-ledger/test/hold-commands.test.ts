@@ -1,20 +1,29 @@
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { promisify } from "node:util";
 import { CommandQueues } from "@meter/contracts";
-import { connectBus, type Bus } from "@meter/messaging";
-import { createLogger } from "@meter/service-kit";
+import { connectBus, type Bus, type Consumer } from "@meter/messaging";
+import { createLogger, Metrics } from "@meter/service-kit";
 import { createTestVhost, type TestVhost } from "@meter/testing";
+import type { Counter } from "prom-client";
+import { createBillingServices } from "../src/composition";
 import { startHoldCommandConsumer } from "../src/consumers/hold-commands.consumer";
-import { SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { createDatabase } from "../src/db";
+import type { HoldService } from "../src/services/hold.service";
+import { counterValue, holdCalls, placeOp, seedAccount, startBilling, until, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
 let vhost: TestVhost;
 let bus: Bus;
+let outcomes: Counter<"outcome">;
 beforeAll(async () => {
   h = await startBilling();
   vhost = await createTestVhost();
   bus = await connectBus({ url: vhost.url, name: "hold-commands-test" });
   // Publishers declare the command queue (as the text service does), so commands wait for billing.
   await bus.declareQueue(CommandQueues.billingHoldCommands);
+  // The composition registered it for its own consumer; this test's consumers count into the same one.
+  outcomes = h.metrics.registry.getSingleMetric("billing_hold_commands_total") as Counter<"outcome">;
 });
 afterAll(async () => {
   await h.assertBooksBalance();
@@ -23,40 +32,32 @@ afterAll(async () => {
   await h.close();
 });
 
-async function until(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const logger = createLogger("hold-commands-test", "silent");
+const status = async (id: string) => (await h.services.holdReads.find(id))?.status;
+const commands = (outcome: string) => counterValue(h.metrics, "billing_hold_commands_total", { outcome });
+const start = (holds: HoldService = h.services.holds): Promise<Consumer> => startHoldCommandConsumer(bus, holds, logger, outcomes);
 
 it("a settlement published while billing is down is applied once billing is back; a duplicate is applied once", async () => {
   const a = await seedAccount(h, { credit: 100_000 });
   const settleId = randomUUID();
   const releaseId = randomUUID();
-  for (const id of [settleId, releaseId]) {
-    await h
-      .call("POST", "/internal/v1/holds", SERVICE)
-      .send({ hold_id: id, key_id: a.keyId, amount_microrub: 10_000, operation: "text", model: "m", source: "text" })
-      .expect(201);
-  }
+  for (const id of [settleId, releaseId]) expect((await holdCalls(h).place(a.keyId, 10_000, id)).status).toBe(200);
 
   // Billing's consumer is not running: the commands wait in the queue.
   await bus.publish("billing.hold.settle", { version: "v1", hold_id: settleId, amount_microrub: 6_000 });
   await bus.publish("billing.hold.settle", { version: "v1", hold_id: settleId, amount_microrub: 6_000 });
   await bus.publish("billing.hold.release", { version: "v1", hold_id: releaseId, reason: "upstream failed" });
-  await new Promise((r) => setTimeout(r, 300));
-  expect((await h.services.holdReads.find(settleId))?.status).toBe("active");
+  expect(await status(settleId)).toBe("active");
 
-  const consumer = await startHoldCommandConsumer(bus, h.services.holds, logger);
+  const applied = await commands("applied");
+  const duplicates = await commands("duplicate");
+  const consumer = await start();
   try {
-    await until(async () => (await h.services.holdReads.find(settleId))?.status === "settled" && (await h.services.holdReads.find(releaseId))?.status === "released");
+    await until(async () => (await status(settleId)) === "settled" && (await status(releaseId)) === "released");
     // A late duplicate changes nothing either.
     await bus.publish("billing.hold.settle", { version: "v1", hold_id: settleId, amount_microrub: 6_000 });
-    await new Promise((r) => setTimeout(r, 300));
+    await until(async () => (await commands("duplicate")) === duplicates + 2, 10_000, "both duplicates acknowledged");
+    expect(await commands("applied")).toBe(applied + 2);
   } finally {
     await consumer.stop();
   }
@@ -64,6 +65,118 @@ it("a settlement published while billing is down is applied once billing is back
   const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
   expect(balance.body).toMatchObject({ balance_microrub: 94_000, reserved_microrub: 0 });
   const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
-  const settles = ledger.body.data.filter((e: { kind: string; hold_id: string }) => e.kind === "settle" && e.hold_id === settleId);
-  expect(settles).toHaveLength(1);
+  const entries = ledger.body.data as { kind: string; hold_id: string; reference: string | null }[];
+  expect(entries.filter((e) => e.kind === "settle" && e.hold_id === settleId)).toHaveLength(1);
+  expect(entries.find((e) => e.kind === "release" && e.hold_id === releaseId)?.reference).toBe("upstream failed");
 });
+
+it("applies 500 settlements, each delivered twice, in far fewer than 500 transactions, each hold settled exactly once", async () => {
+  const accounts = await Promise.all(Array.from({ length: 10 }, () => seedAccount(h, { credit: 10_000_000 })));
+  const places = Array.from({ length: 500 }, (_, i) => placeOp(accounts[i % accounts.length]!.keyId, 1_000));
+  const placed = await h.services.holds.apply(places);
+  expect(placed.every((r) => !(r instanceof Error) && r.outcome === "placed")).toBe(true);
+
+  // Every command twice, as a relay that crashed before marking its outbox rows would send them again.
+  const settle = (i: number) => bus.publish("billing.hold.settle", { version: "v1", hold_id: places[i]!.hold_id, amount_microrub: 100 + i });
+  await Promise.all(places.map((_, i) => settle(i)));
+  await Promise.all(places.map((_, i) => settle(i)));
+
+  const before = {
+    transactions: await counterValue(h.metrics, "billing_hold_transactions_total"),
+    applied: await commands("applied"),
+    duplicates: await commands("duplicate"),
+  };
+  // Each batch the consumer receives is handed over whole.
+  const batches: number[] = [];
+  const counting = Object.create(h.services.holds) as HoldService;
+  counting.apply = (ops) => {
+    batches.push(ops.length);
+    return h.services.holds.apply(ops);
+  };
+  const consumer = await start(counting);
+  try {
+    await until(
+      async () => (await commands("applied")) + (await commands("duplicate")) - before.applied - before.duplicates === 1_000,
+      30_000,
+      "1000 commands",
+    );
+  } finally {
+    await consumer.stop();
+  }
+  expect(await commands("applied")).toBe(before.applied + 500);
+  expect(await commands("duplicate")).toBe(before.duplicates + 500);
+  const transactions = (await counterValue(h.metrics, "billing_hold_transactions_total")) - before.transactions;
+  // One transaction per batch received, and few batches: up to 200 commands each.
+  expect(transactions).toBe(batches.length);
+  expect(transactions).toBeLessThan(50);
+  expect(Math.max(...batches)).toBeGreaterThan(50);
+
+  const ids = places.map((p) => p.hold_id);
+  const settles = await h.db.ledgerEntry.groupBy({
+    by: ["holdId"],
+    where: { kind: "settle", holdId: { in: ids } },
+    _count: { _all: true },
+    _sum: { amount: true },
+  });
+  expect(settles).toHaveLength(500);
+  expect(settles.every((s) => s._count._all === 1)).toBe(true);
+  expect(settles.reduce((sum, s) => sum + (s._sum.amount ?? 0n), 0n)).toBe(BigInt(500 * 100 + (499 * 500) / 2));
+});
+
+it("a command that conflicts with how the hold was resolved is acknowledged and counted, never requeued", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+  await holdCalls(h).release(holdId, "client went away");
+  const conflicts = await commands("conflict");
+  const consumer = await start();
+  try {
+    await bus.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 5_000 });
+    await until(async () => (await commands("conflict")) === conflicts + 1, 10_000, "the conflict counted");
+  } finally {
+    await consumer.stop();
+  }
+  expect(await status(holdId)).toBe("released");
+  // Acknowledged: not back in the queue, not waiting in a retry queue, not dead-lettered.
+  expect(await messagesIn(vhost)).toEqual({});
+});
+
+it("while the database is unreachable a command is retried with back-off, then applied once it is back", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+
+  const dead = createDatabase(h.url.replace(/\/[^/?]+(\?|$)/, "/no_such_database_for_billing$1"), 1);
+  const brokenMetrics = new Metrics("billing-ledger");
+  const broken = createBillingServices(dead, { timezone: "UTC", metrics: brokenMetrics });
+  const notApplied = await commands("not_applied");
+  const first = await start(broken.holds);
+  try {
+    await bus.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 4_000 });
+    await until(async () => (await commands("not_applied")) === notApplied + 1, 10_000, "the failed attempt");
+  } finally {
+    await first.stop();
+    await dead.close();
+  }
+  expect(await status(holdId)).toBe("active");
+
+  // The database is back: the retried delivery (after the policy's first back-off) is applied.
+  const second = await start();
+  try {
+    await until(async () => (await status(holdId)) === "settled", 15_000, "the retried settlement");
+  } finally {
+    await second.stop();
+  }
+  expect((await h.services.holdReads.find(holdId))?.settled_microrub).toBe(4_000);
+});
+
+/** Messages waiting in the vhost's queues, by queue (empty queues left out). */
+async function messagesIn(v: TestVhost): Promise<Record<string, number>> {
+  const { stdout } = await promisify(execFile)(process.env.RABBITMQCTL ?? "rabbitmqctl", ["--quiet", "list_queues", "-p", v.name, "name", "messages"]);
+  const out: Record<string, number> = {};
+  for (const line of stdout.split("\n")) {
+    const [name, count] = line.trim().split(/\s+/);
+    if (name && count && /^\d+$/.test(count) && Number(count) > 0) out[name] = Number(count);
+  }
+  return out;
+}

@@ -1,61 +1,61 @@
 import { randomUUID } from "node:crypto";
-import { SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { BillingEndpoints } from "@meter/contracts";
+import { counterValue, holdCalls, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
+let ops: ReturnType<typeof holdCalls>;
 beforeAll(async () => {
   h = await startBilling();
+  ops = holdCalls(h);
 });
 afterAll(async () => {
   await h.assertBooksBalance();
   await h.close();
 });
 
-const place = (keyId: string, amount: number, holdId: string = randomUUID()) =>
-  h
-    .call("POST", "/internal/v1/holds", SERVICE)
-    .send({ hold_id: holdId, key_id: keyId, amount_microrub: amount, operation: "text", model: "m", source: "text" });
-const settle = (holdId: string, amount: number) =>
-  h.call("POST", `/internal/v1/holds/${holdId}/settle`, SERVICE).send({ amount_microrub: amount });
-const release = (holdId: string, reason = "test") =>
-  h.call("POST", `/internal/v1/holds/${holdId}/release`, SERVICE).send({ reason });
 const balance = async (orgId: string) => (await h.call("GET", `/admin/v1/organizations/${orgId}/balance`).expect(200)).body;
+const code = (r: { body: Record<string, unknown> }) => (r.body.error as { code?: string } | undefined)?.code;
 
 describe("holds", () => {
   it("reserves, then settles for the actual cost, charging only that", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    const placed = await place(a.keyId, 3_000, holdId).expect(201);
-    expect(placed.body).toMatchObject({ hold_id: holdId, status: "active", amount_microrub: 3_000, organization_id: a.organizationId });
+    const placed = await ops.place(a.keyId, 3_000, holdId);
+    expect(placed).toMatchObject({ status: 200, body: { hold_id: holdId, status: "active", amount_microrub: 3_000, organization_id: a.organizationId } });
+    expect(placed.body).toMatchObject({ source: "text", owner_ref: `req-${holdId}`, budget_day: null });
     expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 10_000, reserved_microrub: 3_000, available_microrub: 7_000 });
 
-    const settled = await settle(holdId, 1_234).expect(200);
+    const settled = await ops.settle(holdId, 1_234);
     expect(settled.body).toMatchObject({ status: "settled", settled_microrub: 1_234 });
     expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 8_766, reserved_microrub: 0, available_microrub: 8_766 });
 
     const usage = await h.call("GET", `/admin/v1/keys/${a.keyId}/usage`).expect(200);
-    expect(usage.body).toMatchObject({ spent_microrub: 1_234, reserved_microrub: 0 });
+    expect(usage.body).toMatchObject({ spent_microrub: 1_234, reserved_microrub: 0, day: settled.body.budget_day });
   });
 
   it("is idempotent on the hold id: a replay reserves nothing more", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    await place(a.keyId, 4_000, holdId).expect(201);
-    const again = await place(a.keyId, 4_000, holdId).expect(200);
-    expect(again.body.status).toBe("active");
+    await ops.place(a.keyId, 4_000, holdId);
+    const again = await ops.place(a.keyId, 4_000, holdId);
+    expect(again).toMatchObject({ status: 200, body: { status: "active" } });
     expect((await balance(a.organizationId)).reserved_microrub).toBe(4_000);
     // The same id with other parameters is a caller bug, refused.
-    await place(a.keyId, 5_000, holdId).expect(409);
+    const reused = await ops.place(a.keyId, 5_000, holdId);
+    expect(reused.status).toBe(409);
+    expect(code(reused)).toBe("conflict");
   });
 
   it("resolves a hold exactly once", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    await place(a.keyId, 2_000, holdId).expect(201);
-    await settle(holdId, 2_000).expect(200);
-    await settle(holdId, 2_000).expect(200); // the same settlement again is a no-op
-    const conflicting = await settle(holdId, 1_000).expect(409);
-    expect(conflicting.body.error.code).toBe("hold_already_resolved");
-    await release(holdId).expect(409);
+    await ops.place(a.keyId, 2_000, holdId);
+    expect((await ops.settle(holdId, 2_000)).status).toBe(200);
+    expect((await ops.settle(holdId, 2_000)).status).toBe(200); // the same settlement again is a no-op
+    const conflicting = await ops.settle(holdId, 1_000);
+    expect(conflicting.status).toBe(409);
+    expect(code(conflicting)).toBe("hold_already_resolved");
+    expect((await ops.release(holdId)).status).toBe(409);
     expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 8_000, reserved_microrub: 0 });
 
     const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
@@ -63,76 +63,84 @@ describe("holds", () => {
     expect(kinds.sort()).toEqual(["hold", "settle"]);
   });
 
-  it("releases with nothing charged, and a release is idempotent", async () => {
+  it("releases with nothing charged, the reason in the ledger, and a release is idempotent", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    await place(a.keyId, 2_500, holdId).expect(201);
-    expect((await release(holdId).expect(200)).body.status).toBe("released");
-    await release(holdId).expect(200);
-    await settle(holdId, 100).expect(409);
+    await ops.place(a.keyId, 2_500, holdId);
+    expect((await ops.release(holdId, "upstream failed")).body.status).toBe("released");
+    expect((await ops.release(holdId)).status).toBe(200);
+    expect((await ops.settle(holdId, 100)).status).toBe(409);
     expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 10_000, reserved_microrub: 0, available_microrub: 10_000 });
+    const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
+    expect(ledger.body.data.find((e: { hold_id: string; kind: string }) => e.hold_id === holdId && e.kind === "release")).toMatchObject({
+      amount_microrub: 2_500,
+      reference: "upstream failed",
+    });
   });
 
   it("never settles more than was held", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    await place(a.keyId, 1_000, holdId).expect(201);
-    const res = await settle(holdId, 1_001).expect(422);
-    expect(res.body.error.code).toBe("settle_exceeds_hold");
+    await ops.place(a.keyId, 1_000, holdId);
+    const res = await ops.settle(holdId, 1_001);
+    expect(res.status).toBe(422);
+    expect(code(res)).toBe("settle_exceeds_hold");
     expect((await balance(a.organizationId)).reserved_microrub).toBe(1_000);
-    await settle(holdId, 1_000).expect(200);
+    expect((await ops.settle(holdId, 1_000)).status).toBe(200);
   });
 
   it("a release that arrives before its placement makes the late placement place nothing", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    expect((await release(holdId, "caller gave up").expect(200)).body).toMatchObject({ status: "released", amount_microrub: 0 });
-    const late = await place(a.keyId, 3_000, holdId).expect(200);
-    expect(late.body.status).toBe("released");
+    expect((await ops.release(holdId, "caller gave up")).body).toMatchObject({ status: "released", amount_microrub: 0 });
+    const late = await ops.place(a.keyId, 3_000, holdId);
+    expect(late).toMatchObject({ status: 200, body: { status: "released" } });
     expect((await balance(a.organizationId)).reserved_microrub).toBe(0);
   });
 
   it("refuses a hold the balance or the daily budget cannot cover, reserving nothing", async () => {
     const poor = await seedAccount(h, { credit: 1_000 });
-    const r1 = await place(poor.keyId, 1_001).expect(402);
-    expect(r1.body.error.code).toBe("insufficient_balance");
+    const r1 = await ops.place(poor.keyId, 1_001);
+    expect([r1.status, code(r1)]).toEqual([402, "insufficient_balance"]);
 
     const capped = await seedAccount(h, { credit: 1_000_000, dailyBudget: 5_000 });
-    await place(capped.keyId, 5_000).expect(201);
-    const r2 = await place(capped.keyId, 1).expect(429);
-    expect(r2.body.error.code).toBe("daily_budget_exceeded");
+    expect((await ops.place(capped.keyId, 5_000)).status).toBe(200);
+    const r2 = await ops.place(capped.keyId, 1);
+    expect([r2.status, code(r2)]).toEqual([429, "daily_budget_exceeded"]);
     expect((await balance(capped.organizationId)).reserved_microrub).toBe(5_000);
   });
 
   it("refuses holds for a revoked key", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     await h.call("POST", `/admin/v1/keys/${a.keyId}/revoke`).expect(200);
-    const res = await place(a.keyId, 10).expect(401);
-    expect(res.body.error.code).toBe("invalid_api_key");
+    const res = await ops.place(a.keyId, 10);
+    expect([res.status, code(res)]).toEqual([401, "invalid_api_key"]);
   });
 
   it("settles unknown holds never", async () => {
-    const res = await settle(randomUUID(), 1).expect(404);
-    expect(res.body.error.code).toBe("not_found");
+    const res = await ops.settle(randomUUID(), 1);
+    expect([res.status, code(res)]).toEqual([404, "not_found"]);
   });
 
-  it("applies a batch of operations in one call, each succeeding or failing on its own", async () => {
+  it("applies a batch as it came, in one transaction, each op succeeding or failing on its own", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const settled = randomUUID();
-    await place(a.keyId, 1_000, settled).expect(201);
+    await ops.place(a.keyId, 1_000, settled);
     const fresh = randomUUID();
+    const before = await transactions();
     const res = await h
-      .call("POST", "/internal/v1/hold-ops", SERVICE)
-      .send({
+      .call("POST", BillingEndpoints.holdOps.path, SERVICE, {
         ops: [
-          { op: "place", hold_id: fresh, key_id: a.keyId, amount_microrub: 2_000, operation: "text", model: "m", source: "text" },
-          { op: "place", hold_id: randomUUID(), key_id: a.keyId, amount_microrub: 1_000_000, operation: "text", model: "m", source: "text" },
+          placeOp(a.keyId, 2_000, fresh),
+          placeOp(a.keyId, 1_000_000),
           { op: "settle", hold_id: settled, amount_microrub: 700 },
           { op: "settle", hold_id: randomUUID(), amount_microrub: 1 },
           { op: "release", hold_id: fresh, reason: "changed my mind" },
         ],
       })
       .expect(200);
+    expect(await transactions()).toBe(before + 1);
+    // Each op answers with the hold as that op left it, not as the batch did.
     expect(res.body.results.map((r: { ok: boolean; hold?: { status: string }; error?: { code: string } }) => (r.ok ? r.hold!.status : r.error!.code))).toEqual([
       "active",
       "insufficient_balance",
@@ -143,7 +151,21 @@ describe("holds", () => {
     expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 9_300, reserved_microrub: 0 });
   });
 
-  it("accepts only signed service callers on the internal API", async () => {
-    await h.call("POST", "/internal/v1/holds", { kind: "admin" }).send({}).expect(403);
+  it("refuses a placement without its owner", async () => {
+    const a = await seedAccount(h, { credit: 10_000 });
+    const { owner_ref: _owner, ...ownerless } = placeOp(a.keyId, 10);
+    const res = await h.call("POST", BillingEndpoints.holdOps.path, SERVICE, { ops: [ownerless] }).expect(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    await expect(
+      h.db
+        .$executeRaw`INSERT INTO holds (id, organization_id, key_id, amount, status) VALUES (${randomUUID()}::uuid, ${a.organizationId}::uuid, ${a.keyId}::uuid, 1, 'active')`,
+    ).rejects.toThrow(/holds_active_has_owner/);
+  });
+
+  it("accepts only signed holder services on the hold operations", async () => {
+    await h.call("POST", BillingEndpoints.holdOps.path, { kind: "admin" }, { ops: [] }).expect(403);
+    await h.call("POST", BillingEndpoints.holdOps.path, { kind: "service", service: "files" }, { ops: [] }).expect(403);
   });
 });
+
+const transactions = () => counterValue(h.metrics, "billing_hold_transactions_total");

@@ -8,7 +8,12 @@ import { parseArgs } from "node:util";
  */
 const USAGE = `usage: pnpm cabinet <command> [flags]
   user create --email E
+  user invite --email E [--org ORG]        one-time sign-in link to the web cabinet (valid a day)
+  user list
+  invitations [--status pending|used|expired|revoked]
+  invitations revoke --id INVITATION_ID
   org create --name N
+  org list
   org add-member --org ORG --user USER
   org credit --org ORG --amount MICRORUB --reference REF
   org balance --org ORG
@@ -20,7 +25,8 @@ const USAGE = `usage: pnpm cabinet <command> [flags]
   key usage --key KEY_ID
   model put --id MODEL --json '{...}' | --file model.json
   model list
-  holds [--status active|settled|released|expired]`;
+  holds [--status active|settled|released|expired] [--older-than SECONDS]
+  holds release --hold HOLD_ID --reason TEXT`;
 
 type Flags = Record<string, string | undefined>;
 
@@ -29,9 +35,26 @@ async function main(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: Object.fromEntries(
-      ["email", "name", "org", "user", "amount", "reference", "limit", "cursor", "scopes", "daily-budget", "key", "id", "json", "file", "status"].map(
-        (k) => [k, { type: "string" as const }],
-      ),
+      [
+        "email",
+        "name",
+        "org",
+        "user",
+        "amount",
+        "reference",
+        "limit",
+        "cursor",
+        "scopes",
+        "daily-budget",
+        "key",
+        "id",
+        "json",
+        "file",
+        "status",
+        "older-than",
+        "hold",
+        "reason",
+      ].map((k) => [k, { type: "string" as const }]),
     ),
   });
   const flags = values as Flags;
@@ -54,6 +77,19 @@ async function main(argv: string[]): Promise<number> {
   switch (`${resource} ${action ?? ""}`.trim()) {
     case "user create":
       return call("POST", "/admin/v1/users", { email: need("email") });
+    case "user invite":
+      return call("POST", "/admin/v1/invitations", { email: need("email"), ...(flags.org ? { organization_id: flags.org } : {}) }, (answer) => {
+        const link = (answer as { link_path?: string }).link_path;
+        if (link) console.log(`\nSign-in link (works once, until ${(answer as { expires_at?: string }).expires_at}):\n  ${baseUrl()}${link}`);
+      });
+    case "user list":
+      return call("GET", "/admin/v1/users");
+    case "invitations":
+      return call("GET", `/admin/v1/invitations${query({ status: flags.status })}`);
+    case "invitations revoke":
+      return call("POST", `/admin/v1/invitations/${need("id")}/revoke`);
+    case "org list":
+      return call("GET", "/admin/v1/organizations");
     case "org create":
       return call("POST", "/admin/v1/organizations", { name: need("name") });
     case "org add-member":
@@ -68,7 +104,9 @@ async function main(argv: string[]): Promise<number> {
       return call("POST", "/admin/v1/keys", {
         user_id: need("user"),
         organization_id: need("org"),
-        scopes: need("scopes").split(",").map((s) => s.trim()),
+        scopes: need("scopes")
+          .split(",")
+          .map((s) => s.trim()),
         daily_budget_microrub: int("daily-budget"),
         ...(flags.name ? { name: flags.name } : {}),
       });
@@ -87,25 +125,34 @@ async function main(argv: string[]): Promise<number> {
     case "model list":
       return call("GET", "/admin/v1/models");
     case "holds":
-      return call("GET", `/admin/v1/holds${query({ status: flags.status })}`);
+      return call("GET", `/admin/v1/holds${query({ status: flags.status, older_than_s: flags["older-than"] })}`);
+    case "holds release":
+      return call("POST", `/admin/v1/holds/${need("hold")}/release`, { reason: need("reason") });
     default:
       throw new UsageError(resource ? `unknown command: ${positionals.join(" ")}` : "a command is required");
   }
 }
 
-async function call(method: string, path: string, body?: unknown): Promise<number> {
-  const base = process.env.METER_URL ?? `http://127.0.0.1:${process.env.GATEWAY_PORT ?? "8080"}`;
-  const res = await fetch(base + path, {
+function baseUrl(): string {
+  return process.env.METER_URL ?? `http://127.0.0.1:${process.env.GATEWAY_PORT ?? "8080"}`;
+}
+
+/** Prints the API's answer; `then` may add to it (a successful answer only). */
+async function call(method: string, path: string, body?: unknown, then?: (answer: unknown) => void): Promise<number> {
+  const res = await fetch(baseUrl() + path, {
     method,
     headers: { authorization: `Bearer ${adminToken()}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
+  let answer: unknown = text;
   try {
-    console.log(JSON.stringify(JSON.parse(text), null, 2));
+    answer = JSON.parse(text);
+    console.log(JSON.stringify(answer, null, 2));
   } catch {
     console.log(text);
   }
+  if (res.ok) then?.(answer);
   return res.ok ? 0 : 1;
 }
 

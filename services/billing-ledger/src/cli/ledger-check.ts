@@ -10,8 +10,7 @@ import { BooksCheckService, formatBooksReport } from "../services/books-check.se
  */
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { "databases-like": { type: "string" }, url: { type: "string" } } });
-  const baseUrl =
-    values.url ?? process.env.BILLING_LEDGER_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_billing_ledger";
+  const baseUrl = values.url ?? process.env.BILLING_LEDGER_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_billing_ledger";
   const urls = values["databases-like"] ? await databasesLike(baseUrl, values["databases-like"]) : [baseUrl];
   if (urls.length === 0) {
     console.log(`books check: no database matches ${values["databases-like"]}`);

@@ -6,26 +6,39 @@ import {
   CreateOrganizationRequest,
   CreateUserRequest,
   CreditRequest,
+  HoldStatus,
   ListQuery,
   ModelUpsert,
+  ReleaseHoldRequest,
 } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
 import type { AccountService } from "../services/account.service";
 import type { ApiKeyService } from "../services/api-key.service";
 import type { CatalogService } from "../services/catalog.service";
+import type { HoldService } from "../services/hold.service";
+import type { KeyUsageService } from "../services/key-usage.service";
 import { modelIdOf } from "./model-id";
 import type { HoldRepository } from "../repositories/hold.repository";
 
 const Uuid = z.uuid();
 const KeyFilter = z.object({ organization_id: z.uuid().optional(), user_id: z.uuid().optional() });
 const HoldFilter = z.object({
-  status: z.enum(["active", "settled", "released", "expired"]).optional(),
+  status: HoldStatus.optional(),
   source: z.string().optional(),
+  /** Only holds placed more than this many seconds ago (with status=active: the stale ones), oldest first. */
+  older_than_s: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
 
 /** The account cabinet (`/admin/v1`): thin handlers over the account, key and catalog use-cases. */
-export function adminRoutes(deps: { holdReads: HoldRepository; accounts: AccountService; keys: ApiKeyService; catalog: CatalogService }): Router {
+export function adminRoutes(deps: {
+  holdReads: HoldRepository;
+  holds: HoldService;
+  accounts: AccountService;
+  keys: ApiKeyService;
+  keyUsage: KeyUsageService;
+  catalog: CatalogService;
+}): Router {
   const { accounts, keys, catalog } = deps;
   const r = Router();
   const id = (v: unknown) => parseInput(Uuid, v);
@@ -76,7 +89,7 @@ export function adminRoutes(deps: { holdReads: HoldRepository; accounts: Account
     res.json(await keys.revoke(id(req.params.id)));
   });
   r.get("/keys/:id/usage", async (req, res) => {
-    res.json(await keys.usage(id(req.params.id)));
+    res.json(await deps.keyUsage.usage(id(req.params.id)));
   });
 
   r.get("/models", async (_req, res) => {
@@ -90,10 +103,21 @@ export function adminRoutes(deps: { holdReads: HoldRepository; accounts: Account
     res.status(created ? 201 : 200).json(model);
   });
 
-  /** The hold report: what is active, and what expired unresolved. */
+  /** The hold report: what is active (and for how long), and what expired unresolved. */
   r.get("/holds", async (req, res) => {
     const q = parseInput(HoldFilter, req.query);
-    res.json({ object: "list", data: await deps.holdReads.list(q) });
+    const data = await deps.holdReads.list({
+      status: q.status,
+      source: q.source,
+      limit: q.limit,
+      ...(q.older_than_s === undefined ? {} : { createdBefore: new Date(Date.now() - q.older_than_s * 1000), oldestFirst: true }),
+    });
+    res.json({ object: "list", data });
+  });
+  /** An operator frees a hold nobody resolved; the ledger entry carries the reason. */
+  r.post("/holds/:id/release", async (req, res) => {
+    const { reason } = parseInput(ReleaseHoldRequest, req.body);
+    res.json(await deps.holds.releaseByOperator(id(req.params.id), reason));
   });
 
   return r;

@@ -1,15 +1,23 @@
-import { Batcher } from "@meter/service-kit";
+import type { Hold, HoldOp } from "@meter/contracts";
 import type { Pool } from "pg";
+import type { Counter } from "prom-client";
+import { holdFromSql, type HoldSqlRow } from "./hold-record";
 
-export type HoldOp =
-  | { op: "place"; hold_id: string; key_id: string; amount: number; operation: string; model: string; source: string }
-  | { op: "settle"; hold_id: string; amount: number }
-  | { op: "release"; hold_id: string; reason: string }
-  | { op: "expire"; hold_id: string };
+/** Billing's own op beside the contracts' HoldOp: the expiry sweep frees a hold nobody resolved. */
+export interface ExpireOp {
+  op: "expire";
+  hold_id: string;
+  reason: string;
+}
 
+/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, or an expiry. */
+export type LedgerOp = HoldOp | ExpireOp;
+
+/** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
 export type HoldOutcome =
   | "placed"
   | "exists"
+  | "id_reused"
   | "invalid_key"
   | "daily_budget_exceeded"
   | "insufficient_balance"
@@ -22,86 +30,107 @@ export type HoldOutcome =
   | "exceeds_hold"
   | "not_found";
 
-export interface HoldRow {
-  hold_id: string;
-  status: "active" | "settled" | "released" | "expired" | null;
-  amount: bigint | null;
-  settled: bigint | null;
-  organization_id: string | null;
-  key_id: string | null;
-  operation: string | null;
-  model: string | null;
-  source: string | null;
-  budget_day: Date | null;
-  created_at: Date | null;
-  resolved_at: Date | null;
-}
-
 export interface HoldOpResult {
   outcome: HoldOutcome;
-  hold: HoldRow;
+  /** The hold as the op left it; null when there is none (a refused placement, an unknown id). */
+  hold: Hold | null;
 }
 
-/** PostgreSQL errors after which the whole batch may simply run again. */
-const RETRYABLE = new Set(["40P01", "40001"]);
+/** A batch the database did not apply even after retries: nothing of it was written. */
+export class HoldBatchNotApplied extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    options: { cause: unknown },
+  ) {
+    super(`hold operations not applied (${reason})`, options);
+    this.name = "HoldBatchNotApplied";
+  }
+}
+
+export type FailureReason = "deadlock" | "lock_timeout" | "serialization" | "error";
+
+/** PostgreSQL errors after which the same batch may simply run again. */
+const TRANSIENT: Record<string, FailureReason> = { "40P01": "deadlock", "55P03": "lock_timeout", "40001": "serialization" };
+
+export interface HoldOpsOptions {
+  /** BUDGET_TIMEZONE. */
+  timezone: string;
+  /** The longest wait for a row lock before a batch fails and is retried. */
+  lockTimeoutMs: number;
+  /** Runs of one batch in all, after a deadlock or lock timeout. */
+  attempts: number;
+  /** Tests move the clock across a budget day's midnight; production leaves it to the database's now(). */
+  clock?: (() => Date) | undefined;
+  metrics: HoldOpsMetrics;
+}
+
+export interface HoldOpsMetrics {
+  /** Transactions run (each one call of apply_hold_ops). */
+  transactions: Counter;
+  /** Failed runs, by reason. */
+  failures: Counter<"reason">;
+}
 
 /**
- * Every hold operation of this process goes through one batcher into `apply_hold_ops`: concurrent
- * requests share a round trip and a commit, and a single in-flight transaction per process means its
- * own batches cannot deadlock each other (another replica's can; those are retried).
+ * The one way hold operations reach the database: a batch, as it came, is one call of `apply_hold_ops`
+ * (one round trip, one commit). A run that deadlocked runs again after a short random pause; a batch
+ * that still fails, or that waited too long for a lock, is applied op by op, so one op that cannot be
+ * applied never fails its neighbours (and they wait for a stuck lock once at most).
  */
 export class HoldOpsRepository {
-  private readonly batcher: Batcher<HoldOp, HoldOpResult>;
-
   constructor(
     private readonly pool: Pool,
-    private readonly timezone: string,
-    opts: { maxBatch?: number } = {},
-  ) {
-    this.batcher = new Batcher((ops) => this.applyBatch(ops), { maxBatch: opts.maxBatch ?? 200 });
-  }
+    private readonly opts: HoldOpsOptions,
+  ) {}
 
-  apply(op: HoldOp): Promise<HoldOpResult> {
-    return this.batcher.submit(op);
-  }
-
-  get pending(): number {
-    return this.batcher.pending;
-  }
-
-  private async applyBatch(ops: HoldOp[]): Promise<(HoldOpResult | Error)[]> {
+  /** One result per op, in order; an Error for an op the database did not apply (nothing of it was written). */
+  async apply(ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
     try {
-      return await this.run(ops);
+      return await this.runWithRetries(ops);
     } catch (e) {
-      if (ops.length === 1) throw e;
-      // One bad op must not fail its neighbours: run them one by one to isolate it.
-      return Promise.all(ops.map((op) => this.run([op]).then((r) => r[0]!, (err: unknown) => asError(err))));
+      if (ops.length === 1) return [asError(e)];
+      return Promise.all(ops.map((op) => this.runWithRetries([op]).then((r) => r[0]!, asError)));
     }
   }
 
-  private async run(ops: HoldOp[]): Promise<HoldOpResult[]> {
+  private async runWithRetries(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const { rows } = await this.pool.query<SqlHoldRow>("SELECT * FROM apply_hold_ops($1::jsonb, $2)", [JSON.stringify(ops), this.timezone]);
-        return rows.map(({ ord: _ord, outcome, amount, settled, ...rest }) => ({
-          outcome,
-          hold: { ...rest, amount: amount === null ? null : BigInt(amount), settled: settled === null ? null : BigInt(settled) },
-        }));
+        return await this.run(ops);
       } catch (e) {
-        if (attempt < 5 && RETRYABLE.has(sqlStateOf(e))) continue;
-        throw e;
+        const reason = TRANSIENT[sqlStateOf(e)] ?? "error";
+        this.opts.metrics.failures.inc({ reason });
+        // A lock timeout means one organization is stuck: the rest of a batch goes on op by op at once
+        // rather than wait for it again; a lone op waits once more, in case the lock was only slow.
+        const again = reason !== "error" && attempt < this.opts.attempts && (reason !== "lock_timeout" || ops.length === 1);
+        if (!again) throw new HoldBatchNotApplied(reason, { cause: e });
+        // Jitter, so that two batches that just collided do not collide again in step.
+        await sleep(Math.random() * 20 * 2 ** attempt);
       }
     }
   }
+
+  private async run(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
+    this.opts.metrics.transactions.inc();
+    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome }>("SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4)", [
+      JSON.stringify(ops),
+      this.opts.timezone,
+      this.opts.lockTimeoutMs,
+      this.opts.clock?.() ?? null,
+    ]);
+    if (rows.length !== ops.length) throw new Error(`apply_hold_ops returned ${rows.length} rows for ${ops.length} ops`);
+    return rows.map((row) => ({ outcome: row.outcome, hold: holdFromSql(row) }));
+  }
 }
 
-/** pg returns bigint columns as strings. */
-type SqlHoldRow = Omit<HoldRow, "amount" | "settled"> & { ord: string; outcome: HoldOutcome; amount: string | null; settled: string | null };
-
 function sqlStateOf(e: unknown): string {
-  return (e as { code?: string }).code ?? "";
+  return (e as { code?: unknown }).code === undefined ? "" : String((e as { code?: unknown }).code);
 }
 
 function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

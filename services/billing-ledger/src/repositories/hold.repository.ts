@@ -1,7 +1,14 @@
 import type { Hold, HoldStatus } from "@meter/contracts";
 import type { Db } from "../db";
-import type { Hold as HoldModel } from "../generated/prisma/client";
-import { renderHold } from "../services/hold.service";
+import { holdFromModel } from "./hold-record";
+
+export interface HoldFilter {
+  status?: HoldStatus | undefined;
+  source?: string | undefined;
+  createdBefore?: Date | undefined;
+  oldestFirst?: boolean | undefined;
+  limit: number;
+}
 
 /** Reads of holds (writes go through HoldOpsRepository's single SQL function). */
 export class HoldRepository {
@@ -9,36 +16,44 @@ export class HoldRepository {
 
   async find(id: string): Promise<Hold | undefined> {
     const h = await this.db.hold.findUnique({ where: { id } });
-    return h ? toHold(h) : undefined;
+    return h ? holdFromModel(h) : undefined;
   }
 
-  async list(filter: { status?: HoldStatus; source?: string; createdBefore?: Date; oldestFirst?: boolean; limit: number }): Promise<Hold[]> {
+  async list(filter: HoldFilter): Promise<Hold[]> {
     const rows = await this.db.hold.findMany({
       where: {
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.source ? { source: filter.source } : {}),
         ...(filter.createdBefore ? { createdAt: { lt: filter.createdBefore } } : {}),
       },
-      orderBy: { createdAt: filter.oldestFirst ? "asc" : "desc" },
+      orderBy: [{ createdAt: filter.oldestFirst ? "asc" : "desc" }, { id: "asc" }],
       take: filter.limit,
     });
-    return rows.map(toHold);
+    return rows.map(holdFromModel);
   }
-}
 
-function toHold(h: HoldModel): Hold {
-  return renderHold({
-    hold_id: h.id,
-    status: h.status,
-    amount: h.amount,
-    settled: h.settled,
-    organization_id: h.organizationId,
-    key_id: h.keyId,
-    operation: h.operation,
-    model: h.model,
-    source: h.source,
-    budget_day: h.budgetDay,
-    created_at: h.createdAt,
-    resolved_at: h.resolvedAt,
-  });
+  /**
+   * Active holds of one owner service placed before `createdBefore`, oldest first, after the cursor (the
+   * last hold of the previous page): the audit pages through them without asking twice in one pass.
+   */
+  async activeOwnedBy(
+    source: string,
+    createdBefore: Date,
+    limit: number,
+    after?: { createdAt: Date; id: string },
+  ): Promise<{ hold_id: string; owner_ref: string; created_at: Date }[]> {
+    const rows = await this.db.hold.findMany({
+      where: {
+        status: "active",
+        source,
+        ownerRef: { not: null },
+        createdAt: { lt: createdBefore },
+        ...(after ? { OR: [{ createdAt: { gt: after.createdAt } }, { createdAt: after.createdAt, id: { gt: after.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      take: limit,
+      select: { id: true, ownerRef: true, createdAt: true },
+    });
+    return rows.map((r) => ({ hold_id: r.id, owner_ref: r.ownerRef ?? "", created_at: r.createdAt }));
+  }
 }

@@ -31,10 +31,7 @@ export interface ApiKeyDto {
  * nothing for a key of that entropy and would cost every uncached verification).
  */
 export class ApiKeyService {
-  constructor(
-    private readonly db: Db,
-    private readonly timezone: string,
-  ) {}
+  constructor(private readonly db: Db) {}
 
   async create(input: {
     user_id: string;
@@ -113,30 +110,6 @@ export class ApiKeyService {
       },
       daily_budget_microrub: toMicrorub(row.dailyBudget),
       status: "active",
-    };
-  }
-
-  /** Today's figures for the key, in the budget time zone. */
-  async usage(id: string) {
-    const key = await this.db.apiKey.findUnique({ where: { id } });
-    if (!key) throw BillingErrors.keyNotFound(id);
-    const rows = await this.db.$queryRaw<{ day: Date; spent: bigint | null; reserved: bigint | null }[]>`
-      SELECT d.day, u.spent, u.reserved
-      FROM (SELECT (now() AT TIME ZONE ${this.timezone})::date AS day) d
-      LEFT JOIN key_daily_usage u ON u.key_id = ${id}::uuid AND u.day = d.day`;
-    const row = rows[0]!;
-    const spent = toMicrorub(row.spent ?? 0n);
-    const reserved = toMicrorub(row.reserved ?? 0n);
-    const budget = toMicrorub(key.dailyBudget);
-    return {
-      object: "key_usage" as const,
-      key_id: id,
-      day: row.day.toISOString().slice(0, 10),
-      timezone: this.timezone,
-      spent_microrub: spent,
-      reserved_microrub: reserved,
-      daily_budget_microrub: budget,
-      remaining_microrub: Math.max(0, budget - spent - reserved),
     };
   }
 }

@@ -1,4 +1,4 @@
-import { CatalogModel, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
+import { CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
 import type { Db } from "../db";
 import { BillingErrors } from "../errors";
 import { writeOutboxMessage } from "@meter/messaging";
@@ -19,9 +19,15 @@ type Row = {
  * keeps the price it was placed at.
  */
 export class CatalogService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** UPSTREAM_KEY_ENV_PATTERN: the names `provider.api_key_env` may take (besides never naming our own settings). */
+    private readonly upstreamKeyEnvPattern: RegExp,
+  ) {}
 
   async upsert(id: string, input: ModelUpsert): Promise<{ model: CatalogModel; created: boolean }> {
+    const refusal = input.provider.api_key_env && upstreamKeyEnvRefusal(input.provider.api_key_env, this.upstreamKeyEnvPattern);
+    if (refusal) throw BillingErrors.upstreamKeyEnvRefused(refusal);
     return this.db.$transaction(async (tx) => {
       const existing = await tx.catalogModel.findUnique({ where: { id } });
       const data = {
@@ -30,9 +36,7 @@ export class CatalogService {
         provider: input.provider as object,
         operations: input.operations as object,
       };
-      const row = existing
-        ? await tx.catalogModel.update({ where: { id }, data })
-        : await tx.catalogModel.create({ data: { id, ...data } });
+      const row = existing ? await tx.catalogModel.update({ where: { id }, data }) : await tx.catalogModel.create({ data: { id, ...data } });
       await writeOutboxMessage(tx, "billing.catalog.changed", { version: "v1", model_id: id });
       return { model: render(row), created: !existing };
     });

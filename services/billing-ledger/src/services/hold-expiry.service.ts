@@ -2,12 +2,14 @@ import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
 import type { HoldRepository } from "../repositories/hold.repository";
 import type { HoldService } from "./hold.service";
+import { everyInterval, type Stoppable } from "./interval";
 
 /**
  * Holds are resolved by the service that placed them (its reconciler settles or releases them after
- * any crash). One still active after HOLD_EXPIRY_HOURS means that failed: it is expired, which frees the
- * reservation with nothing charged, and reported loudly (error log, metric, `expire` ledger entry and
- * the books check's count) rather than released silently. Safe on several replicas: expiring is idempotent.
+ * any crash; the hold audit asks it about those that linger). One still active after HOLD_EXPIRY_HOURS
+ * means both failed: it is expired, which frees the reservation with nothing charged, and reported
+ * loudly (error log, metric, `expire` ledger entry with the reason, the books check's count) rather
+ * than released silently. Safe on several replicas: expiring is idempotent.
  */
 export class HoldExpiryService {
   constructor(
@@ -25,32 +27,39 @@ export class HoldExpiryService {
       oldestFirst: true,
       limit,
     });
+    if (due.length === 0) return 0;
+    const reason = `not settled or released within ${this.expiryHours} h`;
+    const results = await this.holds.apply(due.map((h) => ({ op: "expire" as const, hold_id: h.hold_id, reason })));
     let count = 0;
-    for (const { hold_id: id } of due) {
-      const r = await this.holds.expire(id);
-      if (r.outcome !== "expired") continue;
+    results.forEach((r, i) => {
+      const hold = due[i]!;
+      if (r instanceof Error) {
+        this.logger.warn({ hold_id: hold.hold_id, err: r }, "could not expire a hold; the next sweep tries again");
+        return;
+      }
+      if (r.outcome !== "expired") return;
       count++;
-      this.expired.inc({ source: r.hold.source ?? "unknown" });
+      this.expired.inc({ source: hold.source ?? "unknown" });
       this.logger.error(
-        { hold_id: id, source: r.hold.source, organization_id: r.hold.organization_id, amount: String(r.hold.amount), created_at: r.hold.created_at },
+        {
+          hold_id: hold.hold_id,
+          source: hold.source,
+          owner_ref: hold.owner_ref,
+          organization_id: hold.organization_id,
+          amount: hold.amount_microrub,
+          created_at: hold.created_at,
+        },
         "hold expired without being settled or released; its reservation is freed and nothing was charged",
       );
-    }
+    });
     return count;
   }
 
-  start(intervalMs: number): { stop(): void } {
-    let running = false;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = true;
-      this.sweep()
-        .catch((e: unknown) => this.logger.error({ err: e }, "hold expiry sweep failed"))
-        .finally(() => {
-          running = false;
-        });
-    }, intervalMs);
-    timer.unref();
-    return { stop: () => clearInterval(timer) };
+  start(intervalMs: number): Stoppable {
+    return everyInterval(
+      intervalMs,
+      () => this.sweep(),
+      (e) => this.logger.error({ err: e }, "hold expiry sweep failed"),
+    );
   }
 }

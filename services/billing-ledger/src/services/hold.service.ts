@@ -1,99 +1,64 @@
-import { toMicrorub, type Hold, type PlaceHoldRequest } from "@meter/contracts";
+import type { Hold, PlaceHoldRequest } from "@meter/contracts";
+import { AppError, Batcher } from "@meter/service-kit";
 import { BillingErrors } from "../errors";
-import type { HoldOpResult, HoldOpsRepository, HoldRow } from "../repositories/hold-ops.repository";
+import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "../repositories/hold-ops.repository";
+import type { HoldRepository } from "../repositories/hold.repository";
+import { answerOf } from "./hold-answers";
 
 /**
- * Holds: reserve before work, then settle for the actual cost or release. Each call is idempotent on
- * the caller-chosen hold id, and a hold is resolved exactly once; a conflicting second resolution is
+ * Holds: reserve before work, then settle for the actual cost or release. Each op is idempotent on the
+ * caller-chosen hold id, and a hold is resolved exactly once; a conflicting second resolution is
  * refused with the hold's current state.
+ *
+ * The money rules themselves (budget, balance, the order of locks, what each outcome means) are in
+ * one commented SQL function: prisma/sql/apply_hold_ops.sql. A caller's batch goes to it as it came
+ * (`apply`, `answer`); single ops of concurrent callers share batches (`place`, `settle`, `release`),
+ * several at a time, so holds of different organizations never wait for each other here.
  */
 export class HoldService {
-  constructor(private readonly ops: HoldOpsRepository) {}
+  private readonly singles: Batcher<LedgerOp, HoldOpResult>;
 
-  async place(req: PlaceHoldRequest): Promise<{ hold: Hold; created: boolean }> {
-    const r = await this.ops.apply({
-      op: "place",
-      hold_id: req.hold_id,
-      key_id: req.key_id,
-      amount: req.amount_microrub,
-      operation: req.operation,
-      model: req.model,
-      source: req.source,
-    });
-    switch (r.outcome) {
-      case "placed":
-        return { hold: renderHold(r.hold), created: true };
-      case "exists": {
-        const hold = renderHold(r.hold);
-        // A replay must describe the same reservation; a released tombstone is returned as it is.
-        const sameRequest = hold.key_id === req.key_id && hold.amount_microrub === req.amount_microrub;
-        if (hold.key_id !== null && !sameRequest) throw BillingErrors.holdIdReused(req.hold_id);
-        return { hold, created: false };
-      }
-      case "invalid_key":
-        throw BillingErrors.invalidKey();
-      case "daily_budget_exceeded":
-        throw BillingErrors.dailyBudgetExceeded();
-      case "insufficient_balance":
-        throw BillingErrors.insufficientBalance();
-      default:
-        throw unexpected(r);
-    }
+  constructor(
+    private readonly ops: HoldOpsRepository,
+    private readonly reads: HoldRepository,
+    opts: { maxBatch?: number; concurrency?: number } = {},
+  ) {
+    this.singles = new Batcher((batch) => this.ops.apply(batch), { maxBatch: opts.maxBatch ?? 200, concurrency: opts.concurrency ?? 4 });
   }
 
-  async settle(holdId: string, amount: number): Promise<Hold> {
-    const r = await this.ops.apply({ op: "settle", hold_id: holdId, amount });
-    switch (r.outcome) {
-      case "settled":
-      case "already":
-        return renderHold(r.hold);
-      case "not_found":
-        throw BillingErrors.holdNotFound(holdId);
-      case "exceeds_hold":
-        throw BillingErrors.settleExceedsHold(holdId);
-      case "conflict":
-        throw BillingErrors.holdConflict(holdId, r.hold.status ?? "unknown");
-      default:
-        throw unexpected(r);
-    }
+  /** A batch in one transaction: per op its outcome, or an Error when the database did not apply it. */
+  apply(ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+    return this.ops.apply(ops);
   }
 
-  async release(holdId: string, reason: string): Promise<Hold> {
-    const r = await this.ops.apply({ op: "release", hold_id: holdId, reason });
-    switch (r.outcome) {
-      case "released":
-      case "released_unplaced":
-      case "already":
-        return renderHold(r.hold);
-      case "conflict":
-        throw BillingErrors.holdConflict(holdId, r.hold.status ?? "unknown");
-      default:
-        throw unexpected(r);
-    }
+  /** A batch in one transaction, answered per op: the hold, or the error the op is refused with. */
+  async answer(ops: readonly LedgerOp[]): Promise<(Hold | AppError)[]> {
+    const results = await this.ops.apply(ops);
+    return results.map((r, i) => answerOf(ops[i]!, r));
   }
 
-  async expire(holdId: string): Promise<HoldOpResult> {
-    return this.ops.apply({ op: "expire", hold_id: holdId });
+  /** Resolves with the hold, which may not be active: a release of its id got there first. */
+  place(req: PlaceHoldRequest): Promise<Hold> {
+    return this.one({ op: "place", ...req });
   }
-}
 
-export function renderHold(row: HoldRow): Hold {
-  return {
-    hold_id: row.hold_id,
-    organization_id: row.organization_id,
-    key_id: row.key_id,
-    status: row.status ?? "released",
-    amount_microrub: toMicrorub(row.amount ?? 0n),
-    settled_microrub: row.settled === null ? null : toMicrorub(row.settled),
-    operation: row.operation,
-    model: row.model,
-    source: row.source,
-    budget_day: row.budget_day ? row.budget_day.toISOString().slice(0, 10) : null,
-    created_at: (row.created_at ?? new Date(0)).toISOString(),
-    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
-  };
-}
+  settle(holdId: string, amount: number): Promise<Hold> {
+    return this.one({ op: "settle", hold_id: holdId, amount_microrub: amount });
+  }
 
-function unexpected(r: HoldOpResult): Error {
-  return new Error(`unexpected hold outcome ${r.outcome} for ${r.hold.hold_id}`);
+  release(holdId: string, reason: string): Promise<Hold> {
+    return this.one({ op: "release", hold_id: holdId, reason });
+  }
+
+  /** An operator frees a hold by hand (`POST /admin/v1/holds/{id}/release`); an unknown id is 404, not a tombstone. */
+  async releaseByOperator(holdId: string, reason: string): Promise<Hold> {
+    if (!(await this.reads.find(holdId))) throw BillingErrors.holdNotFound(holdId);
+    return this.release(holdId, reason);
+  }
+
+  private async one(op: LedgerOp): Promise<Hold> {
+    const answer = answerOf(op, await this.singles.submit(op).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))));
+    if (answer instanceof AppError) throw answer;
+    return answer;
+  }
 }

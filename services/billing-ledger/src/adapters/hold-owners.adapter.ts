@@ -1,0 +1,29 @@
+import { Deployable, HoldOwnerEndpoints, type HoldAuditRequest, type HoldAuditVerdict, type HoldSource } from "@meter/contracts";
+import { InternalClient, type InternalAuth } from "@meter/service-kit";
+
+/** The services that place holds, by the `source` their holds carry: each answers the hold audit. */
+export interface HoldOwners {
+  sources(): HoldSource[];
+  /** The owner's verdict on each hold; throws when the owner cannot be reached or answers nonsense. */
+  audit(source: HoldSource, holds: HoldAuditRequest["holds"]): Promise<HoldAuditVerdict[]>;
+  close(): Promise<void>;
+}
+
+/** Calls each owner's `POST /internal/v1/hold-audit`, signed as this process (billing-ledger) for that owner alone. */
+export function createHoldOwners(auth: InternalAuth, urls: Partial<Record<HoldSource, string>>, timeoutMs = 10_000): HoldOwners {
+  const clients = new Map<HoldSource, InternalClient>();
+  for (const [source, baseUrl] of Object.entries(urls) as [HoldSource, string | undefined][]) {
+    if (baseUrl) clients.set(source, new InternalClient({ baseUrl, auth, audience: Deployable.parse(source), timeoutMs, connections: 2 }));
+  }
+  return {
+    sources: () => [...clients.keys()],
+    async audit(source, holds) {
+      const client = clients.get(source);
+      if (!client) throw new Error(`no URL for the owner of ${source} holds`);
+      return (await client.send(HoldOwnerEndpoints.audit, { body: { holds } })).verdicts;
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}

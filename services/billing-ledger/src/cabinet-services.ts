@@ -1,0 +1,75 @@
+import type { BillingDatabase } from "./db";
+import { CabinetSessionRepository } from "./repositories/cabinet-session.repository";
+import { DirectoryRepository } from "./repositories/directory.repository";
+import { InvitationRepository } from "./repositories/invitation.repository";
+import { MemberLedgerRepository } from "./repositories/member-ledger.repository";
+import { SignInFailureRepository } from "./repositories/sign-in-failure.repository";
+import { SpendRepository } from "./repositories/spend.repository";
+import type { AccountService } from "./services/account.service";
+import type { ApiKeyService } from "./services/api-key.service";
+import { DirectoryService } from "./services/directory.service";
+import { InvitationService } from "./services/invitation.service";
+import type { KeyUsageService } from "./services/key-usage.service";
+import { MemberKeysService } from "./services/member-keys.service";
+import { MemberLedgerService } from "./services/member-ledger.service";
+import { MemberScope } from "./services/member-scope";
+import { MoneyReportService } from "./services/money-report.service";
+import { SessionService } from "./services/session.service";
+import { SignInThrottle, type SignInThrottlePolicy } from "./services/sign-in-throttle.service";
+import { SignInService } from "./services/sign-in.service";
+
+/** The web cabinet's rules: sign-in, sessions, invitations, and what members and the operator read. */
+export interface CabinetServices {
+  signIn: SignInService;
+  sessions: SessionService;
+  invitations: InvitationService;
+  memberKeys: MemberKeysService;
+  money: MoneyReportService;
+  ledger: MemberLedgerService;
+  directory: DirectoryService;
+}
+
+export interface CabinetOptions {
+  /** CABINET_SESSION_TTL_HOURS, in ms. */
+  sessionTtlMs: number;
+  /** CABINET_INVITATION_TTL_HOURS, in ms. */
+  invitationTtlMs: number;
+  throttle: SignInThrottlePolicy;
+}
+
+/** The settings' defaults (config.ts), for whoever builds billing's rules without a config (the CLI). */
+export const DEFAULT_CABINET_OPTIONS: CabinetOptions = {
+  sessionTtlMs: 12 * 3_600_000,
+  invitationTtlMs: 24 * 3_600_000,
+  throttle: { perAccount: 5, perAddress: 20, windowMs: 900_000 },
+};
+
+export function createCabinetServices(
+  database: BillingDatabase,
+  deps: { accounts: AccountService; keys: ApiKeyService; keyUsage: KeyUsageService; timezone: string; clock?: (() => Date) | undefined },
+  opts: CabinetOptions = DEFAULT_CABINET_OPTIONS,
+): CabinetServices {
+  const db = database.prisma;
+  const clock = deps.clock ?? (() => new Date());
+  const directory = new DirectoryRepository(db);
+  const sessionRows = new CabinetSessionRepository(db);
+  const invitations = new InvitationRepository(db);
+  const scope = new MemberScope(directory);
+  const sessions = new SessionService({ db, sessions: sessionRows, directory, ttlMs: opts.sessionTtlMs, timezone: deps.timezone, clock });
+  return {
+    sessions,
+    signIn: new SignInService({
+      db,
+      sessions,
+      sessionRows,
+      invitations,
+      throttle: new SignInThrottle(new SignInFailureRepository(db), opts.throttle, clock),
+      clock,
+    }),
+    invitations: new InvitationService({ accounts: deps.accounts, invitations, ttlMs: opts.invitationTtlMs, clock }),
+    memberKeys: new MemberKeysService(deps.keys, deps.keyUsage, scope),
+    money: new MoneyReportService(deps.accounts, new SpendRepository(db, deps.timezone), scope, deps.timezone, deps.clock),
+    ledger: new MemberLedgerService(new MemberLedgerRepository(db), scope),
+    directory: new DirectoryService(directory),
+  };
+}

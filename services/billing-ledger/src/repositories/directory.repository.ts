@@ -1,0 +1,55 @@
+import { toMicrorub, type AdminOrganization, type AdminUser, type CabinetOrganization } from "@meter/contracts";
+import type { Db } from "../db";
+
+/** The operator's lists: organizations with their money, users with their memberships. */
+export class DirectoryRepository {
+  constructor(private readonly db: Db) {}
+
+  async organizations(limit: number): Promise<AdminOrganization[]> {
+    const rows = await this.db.$queryRaw<{ id: string; name: string; created_at: Date; balance: bigint; reserved: bigint; members: number }[]>`
+      SELECT o.id, o.name, o.created_at, o.balance, o.reserved,
+             (SELECT count(*) FROM memberships m WHERE m.organization_id = o.id)::int AS members
+      FROM organizations o
+      ORDER BY o.created_at DESC, o.id
+      LIMIT ${limit}`;
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      created_at: r.created_at.toISOString(),
+      members: r.members,
+      balance_microrub: toMicrorub(r.balance),
+      reserved_microrub: toMicrorub(r.reserved),
+      available_microrub: toMicrorub(r.balance - r.reserved),
+    }));
+  }
+
+  async users(limit: number): Promise<AdminUser[]> {
+    const rows = await this.db.user.findMany({
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+      take: limit,
+      include: { memberships: { include: { organization: { select: { id: true, name: true } } }, orderBy: { createdAt: "asc" } } },
+    });
+    return rows.map((u) => ({
+      id: u.id,
+      email: u.email,
+      created_at: u.createdAt.toISOString(),
+      has_password: u.passwordHash !== null,
+      last_sign_in_at: u.lastSignInAt?.toISOString() ?? null,
+      organizations: u.memberships.map((m) => ({ id: m.organization.id, name: m.organization.name })),
+    }));
+  }
+
+  /** The user's organizations, oldest membership first (the first is where a new session starts). */
+  async organizationsOf(userId: string): Promise<CabinetOrganization[]> {
+    const rows = await this.db.membership.findMany({
+      where: { userId },
+      orderBy: { createdAt: "asc" },
+      include: { organization: { select: { id: true, name: true } } },
+    });
+    return rows.map((m) => ({ id: m.organization.id, name: m.organization.name }));
+  }
+
+  async isMember(userId: string, organizationId: string): Promise<boolean> {
+    return (await this.db.membership.count({ where: { userId, organizationId } })) > 0;
+  }
+}

@@ -1,0 +1,58 @@
+import { toMicrorub, type Hold, type HoldStatus } from "@meter/contracts";
+import type { Hold as HoldModel } from "../generated/prisma/client";
+
+/** A hold as `apply_hold_ops` returns it (pg gives bigints as strings; budget_day is already text). */
+export interface HoldSqlRow {
+  hold_id: string;
+  status: HoldStatus | null;
+  amount: string | null;
+  settled: string | null;
+  organization_id: string | null;
+  key_id: string | null;
+  operation: string | null;
+  model: string | null;
+  source: string | null;
+  owner_ref: string | null;
+  budget_day: string | null;
+  created_at: Date | null;
+  resolved_at: Date | null;
+}
+
+/** The hold an op left behind, or null when the op found or made none (a refused placement, an unknown id). */
+export function holdFromSql(row: HoldSqlRow): Hold | null {
+  if (row.status === null || row.amount === null || row.created_at === null) return null;
+  return {
+    hold_id: row.hold_id,
+    organization_id: row.organization_id,
+    key_id: row.key_id,
+    status: row.status,
+    amount_microrub: toMicrorub(row.amount),
+    settled_microrub: row.settled === null ? null : toMicrorub(row.settled),
+    operation: row.operation,
+    model: row.model,
+    source: row.source,
+    owner_ref: row.owner_ref,
+    budget_day: row.budget_day,
+    created_at: row.created_at.toISOString(),
+    resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+  };
+}
+
+export function holdFromModel(h: HoldModel): Hold {
+  return {
+    hold_id: h.id,
+    organization_id: h.organizationId,
+    key_id: h.keyId,
+    status: h.status,
+    amount_microrub: toMicrorub(h.amount),
+    settled_microrub: h.settled === null ? null : toMicrorub(h.settled),
+    operation: h.operation,
+    model: h.model,
+    source: h.source,
+    owner_ref: h.ownerRef,
+    // Prisma reads a DATE as UTC midnight, so its ISO date is the database's day.
+    budget_day: h.budgetDay ? h.budgetDay.toISOString().slice(0, 10) : null,
+    created_at: h.createdAt.toISOString(),
+    resolved_at: h.resolvedAt ? h.resolvedAt.toISOString() : null,
+  };
+}
