@@ -1,11 +1,7 @@
 import { AppError } from "@meter/service-kit";
 
 export const TextErrors = {
-  idempotencyKeyRequired: () =>
-    new AppError("idempotency_key_required", "this endpoint requires an Idempotency-Key header (one stable key per logical request)"),
-  badIdempotencyKey: () => new AppError("invalid_request", "Idempotency-Key must be 1 to 255 printable ASCII characters"),
-  idempotencyMismatch: () =>
-    new AppError("idempotency_key_mismatch", "this Idempotency-Key was already used with a different request body"),
+  idempotencyMismatch: () => new AppError("idempotency_key_mismatch", "this Idempotency-Key was already used with a different request body"),
   modelNotFound: (model: string) => new AppError("model_not_found", `model "${model}" does not exist`),
   costUnknown: (model: string, why: string) => new AppError("cost_unknown", `the cost of this request on "${model}" is unknown (${why}); nothing was reserved`),
   modelUnavailable: (why: string) => new AppError("model_unavailable", `${why}; nothing was reserved`),
@@ -13,5 +9,9 @@ export const TextErrors = {
     new AppError("max_cost_exceeded", `the estimate ${estimate} microrub exceeds max_cost_microrub ${max}`, {
       details: { estimated_cost_microrub: estimate },
     }),
-  billingUnavailable: () => new AppError("service_unavailable", "billing is not reachable right now; nothing was reserved"),
+  billingUnavailable: () =>
+    new AppError("service_unavailable", "billing is not reachable right now; nothing was reserved", { headers: { "retry-after": "2" } }),
+  /** The catalog has not been loaded since this process started: whether the model exists is not known yet. */
+  catalogNotLoaded: () =>
+    new AppError("service_unavailable", "the model catalog is not loaded yet; nothing was reserved, retry shortly", { headers: { "retry-after": "2" } }),
 };

@@ -7,18 +7,21 @@ beforeAll(async () => {
 });
 afterEach(() => s.fake.reset());
 afterAll(async () => {
-  await s.gateway.billing.assertBooksBalance();
-  await s.close();
+  try {
+    await s.assertBooksBalance();
+  } finally {
+    await s.close();
+  }
 });
 
 const body = (text: string, model = LOCAL_MODEL) => ({ model, max_tokens: 40, messages: [{ role: "user", content: text }] });
 
 describe("idempotency", () => {
   it("replays a finished request byte for byte, with Idempotent-Replayed, charging once", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const headers = { "idempotency-key": randomUUID() };
     const first = await s.call(a.key, "/v1/messages", body("once"), headers);
-    const balanceAfterFirst = await s.balance(a.organizationId);
+    const balanceAfterFirst = await s.settledBalance(a.organizationId);
     // Same JSON, other formatting: still the same request.
     const replay = await s.call(a.key, "/v1/messages", JSON.stringify(body("once"), null, 2), headers);
     expect(first.status).toBe(200);
@@ -26,11 +29,11 @@ describe("idempotency", () => {
     expect(replay.text).toBe(first.text);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
-    expect(await s.balance(a.organizationId)).toEqual(balanceAfterFirst);
+    expect(await s.settledBalance(a.organizationId)).toEqual(balanceAfterFirst);
   });
 
   it("refuses the same key with another body (422) and keeps the first answer", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const headers = { "idempotency-key": randomUUID() };
     const first = await s.call(a.key, "/v1/messages", body("first"), headers);
     const other = await s.call(a.key, "/v1/messages", body("second"), headers);
@@ -40,8 +43,8 @@ describe("idempotency", () => {
   });
 
   it("keys are scoped to the API key and the endpoint", async () => {
-    const a = await s.gateway.account();
-    const b = await s.gateway.account();
+    const a = await s.account();
+    const b = await s.account();
     const headers = { "idempotency-key": "shared-key-1" };
     expect((await s.call(a.key, "/v1/messages", body("a"), headers)).status).toBe(200);
     expect((await s.call(b.key, "/v1/messages", body("b"), headers)).status).toBe(200);
@@ -49,7 +52,7 @@ describe("idempotency", () => {
   });
 
   it("runs concurrent duplicates once: one upstream call, one hold, one charge", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     s.fake.configure({ delayMs: 300 });
     const headers = { "idempotency-key": randomUUID() };
     const calls = s.fake.callCount();
@@ -57,6 +60,7 @@ describe("idempotency", () => {
     expect(results.every((r) => r.status === 200)).toBe(true);
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
     expect(s.fake.callCount() - calls).toBe(1);
+    await s.settledBalance(a.organizationId);
     const ledger = await s.admin("GET", `/admin/v1/organizations/${a.organizationId}/ledger`);
     const kinds = (ledger.body.data as { kind: string }[]).map((e) => e.kind).sort();
     expect(kinds).toEqual(["credit", "hold", "settle"]);

@@ -6,8 +6,11 @@ beforeAll(async () => {
   s = await startTextStack();
 });
 afterAll(async () => {
-  await s.gateway.billing.assertBooksBalance();
-  await s.close();
+  try {
+    await s.assertBooksBalance();
+  } finally {
+    await s.close();
+  }
 });
 
 const msg = (text: string, extra: Record<string, unknown> = {}) => ({
@@ -25,7 +28,7 @@ function expectedEstimate(inputTokens: number, maxTokens: number) {
 
 describe("POST /v1/messages", () => {
   it("answers in the message shape, charges exactly the reported usage, and balances the books", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const before = await s.balance(a.organizationId);
     const res = await s.call(a.key, "/v1/messages", msg("hello there"), idem());
     expect(res.status).toBe(200);
@@ -47,12 +50,12 @@ describe("POST /v1/messages", () => {
     const inputTokensEstimate = 8 + Buffer.byteLength("hello there") + 4;
     expect(body.billing).toEqual({ status: "settled", estimated_cost_microrub: expectedEstimate(inputTokensEstimate, 50), cost_microrub: cost });
     expect(cost).toBeLessThanOrEqual(body.billing.estimated_cost_microrub);
-    const after = await s.balance(a.organizationId);
+    const after = await s.settledBalance(a.organizationId);
     expect(after).toMatchObject({ balance_microrub: before.balance_microrub - cost, reserved_microrub: 0 });
   });
 
   it("accepts content blocks, a system prompt and anthropic-version/compat-version headers", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(
       a.key,
       "/v1/messages",
@@ -63,7 +66,7 @@ describe("POST /v1/messages", () => {
   });
 
   it("accepts the key in x-api-key", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await fetch(`${s.url}/v1/messages`, {
       method: "POST",
       headers: { "x-api-key": a.key, "content-type": "application/json", ...idem() },
@@ -80,22 +83,22 @@ describe("POST /v1/messages", () => {
     ["max_tokens missing", { max_tokens: undefined }, "invalid_request"],
     ["a fractional max_tokens", { max_tokens: 1.5 }, "invalid_request"],
   ])("refuses %s with 400 before reserving anything", async (_name, patch, code) => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(a.key, "/v1/messages", { ...msg("x"), ...patch }, idem());
     expect(res.status).toBe(400);
     expect(res.json).toMatchObject({ type: "error", error: { code, type: "invalid_request_error" } });
-    expect(await s.balance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
+    expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
   });
 
   it("requires an Idempotency-Key", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(a.key, "/v1/messages", msg("x"));
     expect(res.status).toBe(400);
     expect((res.json.error as { code: string }).code).toBe("idempotency_key_required");
   });
 
   it("refuses an unknown model (404), a disabled one or one without a text tariff (422 cost_unknown), reserving nothing", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const absent = await s.call(a.key, "/v1/messages", msg("x", { model: "no-such-model" }), idem());
     expect({ status: absent.status, code: (absent.json.error as { code: string }).code }).toEqual({ status: 404, code: "model_not_found" });
 
@@ -110,11 +113,11 @@ describe("POST /v1/messages", () => {
       const res = await s.call(a.key, "/v1/messages", msg("x", { model }), idem());
       expect({ model, status: res.status, code: (res.json.error as { code: string }).code }).toEqual({ model, status: 422, code: "cost_unknown" });
     }
-    expect(await s.balance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
+    expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
   });
 
   it("refuses what the balance or the daily budget cannot cover, and the key stays usable afterwards", async () => {
-    const poor = await s.gateway.account({ credit: 10 });
+    const poor = await s.account({ credit: 10 });
     const key = idem();
     const refused = await s.call(poor.key, "/v1/messages", msg("x"), key);
     expect({ status: refused.status, code: (refused.json.error as { code: string }).code }).toEqual({ status: 402, code: "insufficient_balance" });
@@ -122,13 +125,13 @@ describe("POST /v1/messages", () => {
     await s.admin("POST", `/admin/v1/organizations/${poor.organizationId}/credits`, { amount_microrub: 1_000_000, reference: "topup" });
     expect((await s.call(poor.key, "/v1/messages", msg("x"), key)).status).toBe(200);
 
-    const capped = await s.gateway.account({ dailyBudget: 100 });
+    const capped = await s.account({ dailyBudget: 100 });
     const overBudget = await s.call(capped.key, "/v1/messages", msg("x"), idem());
     expect({ status: overBudget.status, code: (overBudget.json.error as { code: string }).code }).toEqual({ status: 429, code: "daily_budget_exceeded" });
   });
 
   it("prices a model on an upstream by the usage the upstream reports", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(a.key, "/v1/messages", msg("priced upstream", { model: FAKE_MODEL }), idem());
     expect(res.status).toBe(200);
     const call = s.fake.calls.at(-1)!;

@@ -1,18 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { LOCAL_MODEL, PRICES, startTextStack, type TextStack } from "./support/text-stack";
+import { LOCAL_MODEL, PRICES, eventually, startTextStack, type TextStack } from "./support/text-stack";
 
 let s: TextStack;
 beforeAll(async () => {
-  s = await startTextStack();
+  // The periodic catalog refresh at its slowest, so a change seen sooner came over the bus.
+  s = await startTextStack({ env: { CATALOG_REFRESH_MS: "4000" } });
 });
 afterAll(async () => {
-  await s.gateway.billing.assertBooksBalance();
-  await s.close();
+  try {
+    await s.assertBooksBalance();
+  } finally {
+    await s.close();
+  }
 });
 
 describe("POST /v1/responses", () => {
   it("answers in the Responses shape with usage and billing", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(
       a.key,
       "/v1/responses",
@@ -40,7 +44,7 @@ describe("POST /v1/responses", () => {
   });
 
   it("takes input as a list of messages, system and developer included", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(
       a.key,
       "/v1/responses",
@@ -60,12 +64,34 @@ describe("POST /v1/responses", () => {
   });
 
   it("refuses unknown fields and streaming before reserving", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const unknown = await s.call(a.key, "/v1/responses", { model: LOCAL_MODEL, input: "x", tools: [] }, { "idempotency-key": randomUUID() });
     expect((unknown.json.error as { code: string }).code).toBe("unknown_field");
     const stream = await s.call(a.key, "/v1/responses", { model: LOCAL_MODEL, input: "x", stream: true }, { "idempotency-key": randomUUID() });
     expect({ status: stream.status, code: (stream.json.error as { code: string }).code }).toEqual({ status: 400, code: "unsupported_parameter" });
     expect((await s.balance(a.organizationId)).reserved_microrub).toBe(0);
+  });
+});
+
+describe("a catalog change", () => {
+  it("reaches the text service within a second: billing announces it on the bus", async () => {
+    const a = await s.account();
+    const id = `announced-${randomUUID().slice(0, 8)}`;
+    const quote = () => s.call(a.key, "/v1/chat/quote", { model: id, messages: [{ role: "user", content: "x" }], max_tokens: 10 });
+    const put = (input: number) =>
+      s.admin("PUT", `/admin/v1/models/${id}`, {
+        enabled: true,
+        provider: { kind: "local" },
+        operations: { text: { input_microrub_per_1k_tokens: input, output_microrub_per_1k_tokens: 1_000 } },
+      });
+    await put(1_000);
+    await eventually(async () => (await quote()).status === 200, 5_000, "the new model to be known");
+    const before = (await quote()).json.estimated_cost_microrub as number;
+    await put(1_000_000);
+    const changedAt = Date.now();
+    await eventually(async () => (await quote()).json.estimated_cost_microrub !== before, 5_000, "the new tariff");
+    // The periodic refresh of this stack is 4 s: a change seen within 1 s came over the bus.
+    expect(Date.now() - changedAt).toBeLessThan(1_000);
   });
 });
 
@@ -76,7 +102,7 @@ describe("POST /v1/chat/quote", () => {
   ];
 
   it("gives the estimate a request would be held at, without a hold, a model call or a record", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const calls = s.fake.callCount();
     const quote = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages, max_tokens: 100 });
     expect(quote.status).toBe(200);
@@ -93,7 +119,7 @@ describe("POST /v1/chat/quote", () => {
     expect(expiresIn).toBeGreaterThan(25_000);
     expect(expiresIn).toBeLessThanOrEqual(30_000);
     expect(s.fake.callCount()).toBe(calls);
-    expect(await s.balance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
+    expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
 
     // The same request through /v1/messages is held at exactly the quoted amount, and its body, quoted
     // as it is, gets the same estimate.
@@ -105,13 +131,13 @@ describe("POST /v1/chat/quote", () => {
   });
 
   it("refuses when max_cost_microrub is below the estimate (422 max_cost_exceeded)", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     const res = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages, max_tokens: 100, max_cost_microrub: 1 });
     expect({ status: res.status, code: (res.json.error as { code: string }).code }).toEqual({ status: 422, code: "max_cost_exceeded" });
   });
 
   it("fails for an unknown model and for unsupported parameters", async () => {
-    const a = await s.gateway.account();
+    const a = await s.account();
     expect((await s.call(a.key, "/v1/chat/quote", { model: "nope", messages })).status).toBe(404);
     const codeOf = async (extra: Record<string, unknown>) => {
       const res = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages, ...extra });
@@ -123,7 +149,7 @@ describe("POST /v1/chat/quote", () => {
   });
 
   it("takes the key in x-api-key and needs the text scope", async () => {
-    const a = await s.gateway.account({ scopes: ["images"] });
+    const a = await s.account({ scopes: ["images"] });
     const res = await fetch(`${s.url}/v1/chat/quote`, {
       method: "POST",
       headers: { "x-api-key": a.key, "content-type": "application/json" },

@@ -1,16 +1,16 @@
 import { Router, type Response } from "express";
-import { ChatQuoteRequest, IdempotencyKeyHeader, MessagesRequest, ResponsesRequest } from "@meter/contracts";
+import { ChatQuoteRequest, IdempotencyKeyHeader, IdempotentReplayedHeader, MessagesRequest, ResponsesRequest } from "@meter/contracts";
 import { keyIdentityOf, parseInput, requireScope } from "@meter/service-kit";
-import type { HttpAnswer } from "../render/text.render";
 import type { QuoteService } from "../services/quote.service";
-import type { TextRequestService } from "../services/text-request.service";
+import type { TextOutcome, TextRequestService } from "../services/text-request.service";
 import { normalizeMessages, normalizeResponses } from "../services/text-plan";
+import { renderRecord } from "./text.render";
 
-/** Thin handlers: parse, hand to the use-case, write its answer exactly as rendered. */
+/** Thin handlers: parse, hand to the use-case, render its outcome. */
 export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteService; defaultMaxTokens: number }): Router {
   const r = Router();
 
-  r.post("/messages", async (req, res) => {
+  r.post("/v1/messages", async (req, res) => {
     const identity = keyIdentityOf(req);
     requireScope(identity, "text");
     const body = parseInput(MessagesRequest, req.body);
@@ -28,7 +28,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
     );
   });
 
-  r.post("/responses", async (req, res) => {
+  r.post("/v1/responses", async (req, res) => {
     const identity = keyIdentityOf(req);
     requireScope(identity, "text");
     const body = parseInput(ResponsesRequest, req.body);
@@ -46,7 +46,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
     );
   });
 
-  r.post("/chat/quote", (req, res) => {
+  r.post("/v1/chat/quote", (req, res) => {
     requireScope(keyIdentityOf(req), "text");
     res.json(deps.quotes.quote(parseInput(ChatQuoteRequest, req.body)));
   });
@@ -54,9 +54,11 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
   return r;
 }
 
-function send(res: Response, answer: HttpAnswer): void {
+function send(res: Response, outcome: TextOutcome): void {
+  const answer = renderRecord(outcome.record);
   res.status(answer.status);
   for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+  if (outcome.replayed) res.setHeader(IdempotentReplayedHeader, "true");
   res.setHeader("content-type", "application/json");
   res.end(answer.body);
 }

@@ -10,16 +10,16 @@ const local = createLocalProvider();
 
 /**
  * The adapter for a catalog entry's `provider` block. Cheap to call per request: connection pools are
- * shared per upstream origin, and the API key is read from `env` at each call.
+ * shared per upstream origin, and the API key is looked up at each call.
  */
-export const createProvider: ProviderFactory = (provider, env): TextProvider => {
+export const createProvider: ProviderFactory = (provider, keys): TextProvider => {
   switch (provider.kind) {
     case "anthropic":
-      return createAnthropicProvider(provider, env);
+      return createAnthropicProvider(provider, keys);
     case "openai-chat":
-      return createOpenAIChatProvider(provider, env);
+      return createOpenAIChatProvider(provider, keys);
     case "openai-responses":
-      return createOpenAIResponsesProvider(provider, env);
+      return createOpenAIResponsesProvider(provider, keys);
     case "local":
       return local;
     default: {

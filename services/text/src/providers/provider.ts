@@ -53,5 +53,15 @@ export interface TextProvider {
   complete(request: ProviderRequest, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ProviderResult>;
 }
 
-/** Builds the adapter for a catalog entry's provider block; upstream keys come from the environment. */
-export type ProviderFactory = (provider: Provider, env: NodeJS.ProcessEnv) => TextProvider;
+/**
+ * The upstream API keys this process may send, by the variable name a catalog entry gives
+ * (`api_key_env`). Read once from the environment at start (config.ts), and only names that match
+ * the key pattern and are none of the service's own settings: a catalog entry cannot make the
+ * service send its internal key or a database URL to an upstream of the admin's choosing.
+ */
+export interface UpstreamKeys {
+  get(name: string): string | undefined;
+}
+
+/** Builds the adapter for a catalog entry's provider block. */
+export type ProviderFactory = (provider: Provider, keys: UpstreamKeys) => TextProvider;

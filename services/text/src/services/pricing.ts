@@ -17,7 +17,25 @@ export function estimateInputTokens(system: string | undefined, messages: readon
 
 /** What tokens cost at a tariff: prices are per 1000 tokens; one rounding, always up. */
 export function costOf(tariff: TextTariff, inputTokens: number, outputTokens: number): number {
-  const numerator =
-    BigInt(inputTokens) * BigInt(tariff.input_microrub_per_1k_tokens) + BigInt(outputTokens) * BigInt(tariff.output_microrub_per_1k_tokens);
-  return toMicrorub(ceilDiv(numerator, 1000n));
+  return toMicrorub(exactCost(tariff, inputTokens, outputTokens));
+}
+
+/**
+ * The charge for reported usage: its cost, never more than the hold. Worked out in BigInt and capped
+ * before it becomes a number, so an absurd report (10^300 tokens) costs the hold, never an exception.
+ */
+export function chargeOf(tariff: TextTariff, inputTokens: number, outputTokens: number, hold: number): number {
+  const cost = exactCost(tariff, inputTokens, outputTokens);
+  return toMicrorub(cost < BigInt(hold) ? cost : BigInt(hold));
+}
+
+function exactCost(tariff: TextTariff, inputTokens: number, outputTokens: number): bigint {
+  const numerator = tokens(inputTokens) * BigInt(tariff.input_microrub_per_1k_tokens) + tokens(outputTokens) * BigInt(tariff.output_microrub_per_1k_tokens);
+  return ceilDiv(numerator, 1000n);
+}
+
+/** A token count as BigInt; a count that is not a non-negative integer is none (the caller estimates). */
+function tokens(n: number): bigint {
+  if (!Number.isFinite(n) || n < 0) return 0n;
+  return BigInt(Math.trunc(n));
 }

@@ -1,7 +1,7 @@
 import type { ChatQuoteRequest } from "@meter/contracts";
-import type { CatalogCache } from "../adapters/catalog-cache";
+import type { UpstreamKeys } from "../providers/provider";
 import { TextErrors } from "../errors";
-import { normalizeQuote, planText } from "./text-plan";
+import { normalizeQuote, planText, type CatalogView } from "./text-plan";
 
 /** How long a quote is good for (spec: 30 seconds); the tariff is checked again at submission. */
 export const QUOTE_VALIDITY_S = 30;
@@ -9,14 +9,14 @@ export const QUOTE_VALIDITY_S = 30;
 /** The estimate a request would be held at, without a hold, a model call or a record. */
 export class QuoteService {
   constructor(
-    private readonly catalog: CatalogCache,
+    private readonly catalog: CatalogView,
     private readonly defaultMaxTokens: number,
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly keys: UpstreamKeys,
   ) {}
 
   quote(body: ChatQuoteRequest) {
     const text = normalizeQuote(body, this.defaultMaxTokens);
-    const plan = planText("messages", this.catalog.get(body.model), body.model, text, this.env);
+    const plan = planText("messages", this.catalog, body.model, text, this.keys);
     if (body.max_cost_microrub !== undefined && plan.estimatedCost > body.max_cost_microrub) {
       throw TextErrors.maxCostExceeded(plan.estimatedCost, body.max_cost_microrub);
     }

@@ -7,20 +7,22 @@ export interface ReconcilerOptions {
   intervalMs: number;
   /** A process whose heartbeat is older than this is taken for dead and its requests are taken over. */
   staleMs: number;
+  /** How long an attempt the reconciler starts is left alone before it counts as abandoned. */
+  leaseMs: number;
   retentionMs: number;
   batch?: number;
 }
 
 /**
- * Finishes what nobody is finishing: requests parked after an unknown outcome or an unreachable
- * billing, and every unfinished request of a process that died (its heartbeat stopped). Each is taken
- * over with a guarded update (one new owner wins) and driven to a final state by the runner, which only
- * repeats idempotent calls; so after any crash each hold is eventually settled or released exactly once.
+ * Starts the next attempt of what nobody is driving: this process's parked requests once their
+ * back-off has run out, and every unfinished request of a process that died (its heartbeat stopped).
+ * Each is taken with a guarded update that also counts the attempt (one taker wins, and a record the
+ * request path has just refused and deleted is simply not there), and driven by the runner.
+ * The heartbeat has its own timer, so a slow pass never makes this process look dead.
  */
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
+  private timers: NodeJS.Timeout[] = [];
   private ticking = false;
-  private lastHeartbeat = 0;
   private lastPurge = 0;
 
   constructor(
@@ -32,13 +34,19 @@ export class Reconciler {
 
   async start(): Promise<void> {
     await this.repo.heartbeat(this.opts.workerId);
-    this.lastHeartbeat = Date.now();
-    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
-    this.timer.unref();
+    const beat = setInterval(
+      () => {
+        this.repo.heartbeat(this.opts.workerId).catch((e: unknown) => this.logger.warn({ err: e }, "heartbeat not written"));
+      },
+      Math.max(100, Math.floor(this.opts.staleMs / 3)),
+    );
+    const tick = setInterval(() => void this.tick(), this.opts.intervalMs);
+    this.timers = [beat, tick];
+    for (const t of this.timers) t.unref();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    for (const t of this.timers) clearInterval(t);
     await this.repo.retire(this.opts.workerId).catch(() => undefined);
   }
 
@@ -47,27 +55,22 @@ export class Reconciler {
     if (this.ticking) return 0;
     this.ticking = true;
     try {
-      const now = Date.now();
-      if (now - this.lastHeartbeat >= this.opts.staleMs / 3) {
-        await this.repo.heartbeat(this.opts.workerId);
-        this.lastHeartbeat = now;
-      }
-      if (now - this.lastPurge >= 3_600_000) {
-        this.lastPurge = now;
-        const purged = await this.repo.purge(this.opts.retentionMs);
-        if (purged) this.logger.info({ purged }, "purged idempotency records past retention");
-      }
+      await this.purgeHourly();
       const due = await this.repo.due(this.opts.workerId, this.opts.staleMs, this.opts.batch ?? 50);
       let taken = 0;
       for (const record of due) {
         if (this.runner.isActive(record.id)) continue;
-        const mine = record.ownerId === this.opts.workerId ? record : await this.repo.transition(record, { ownerId: this.opts.workerId });
+        const mine = await this.repo.update(record, {
+          ownerId: this.opts.workerId,
+          attempts: record.attempts + 1,
+          nextAttemptAt: new Date(Date.now() + this.opts.leaseMs),
+        });
         if (!mine) continue;
         if (record.ownerId !== this.opts.workerId) {
-          this.logger.warn({ request: record.id, state: record.state, previousOwner: record.ownerId }, "taking over a request of a stopped process");
+          this.logger.warn({ request: record.id, previousOwner: record.ownerId }, "taking over a request of a stopped process");
         }
         taken++;
-        this.runner.drive(mine).catch((e: unknown) => this.logger.error({ err: e, request: record.id }, "reconciling a text request failed; will retry"));
+        this.runner.drive(mine).catch((e: unknown) => this.logger.error({ err: e, request: record.id }, "text attempt failed"));
       }
       return taken;
     } catch (e) {
@@ -76,5 +79,12 @@ export class Reconciler {
     } finally {
       this.ticking = false;
     }
+  }
+
+  private async purgeHourly(): Promise<void> {
+    if (Date.now() - this.lastPurge < 3_600_000) return;
+    this.lastPurge = Date.now();
+    const purged = await this.repo.purge(this.opts.retentionMs);
+    if (purged) this.logger.info({ purged }, "purged idempotency records past retention");
   }
 }

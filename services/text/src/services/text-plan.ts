@@ -1,25 +1,8 @@
-import type { MessagesRequest, Provider, ResponsesRequest, TextTariff, ChatQuoteRequest } from "@meter/contracts";
-import type { CatalogModel } from "@meter/contracts";
-import type { ProviderRequest } from "../providers/provider";
+import type { ChatQuoteRequest, CatalogModel, MessagesRequest, ResponsesRequest } from "@meter/contracts";
+import type { TextEndpoint, TextPlan } from "../domain/text-record";
+import type { ProviderRequest, UpstreamKeys } from "../providers/provider";
 import { TextErrors } from "../errors";
 import { costOf, estimateInputTokens } from "./pricing";
-
-export type TextEndpoint = "messages" | "responses";
-
-/**
- * Everything needed to run a request to the end, fixed when it is accepted and stored with it: the
- * upstream call, the provider, and the tariff it was priced at (a hold keeps the price it was placed
- * at, even if the catalog changes while it runs).
- */
-export interface TextPlan {
-  endpoint: TextEndpoint;
-  model: string;
-  provider: Provider;
-  tariff: TextTariff;
-  request: ProviderRequest;
-  inputTokensEstimate: number;
-  estimatedCost: number;
-}
 
 type Content = string | { type: "text"; text: string }[];
 
@@ -76,23 +59,26 @@ export function normalizeQuote(body: ChatQuoteRequest, defaultMaxTokens: number)
   };
 }
 
+/** The catalog as pricing sees it: not ready means no model can be said to be missing yet. */
+export interface CatalogView {
+  readonly ready: boolean;
+  get(id: string): CatalogModel | undefined;
+}
+
 /**
- * Prices a request against the catalog: absent model -> 404; disabled, or no text tariff -> cost
- * unknown (422); an upstream whose key is not configured -> 503. All before any reservation.
+ * Prices a request against the catalog: catalog not loaded yet -> 503 (retry later, never a final
+ * 404 for a model that exists); absent model -> 404; disabled, or no text tariff -> cost unknown (422);
+ * an upstream whose key is not configured (or not one we may read) -> 503. All before any reservation.
  */
-export function planText(
-  endpoint: TextEndpoint,
-  model: CatalogModel | undefined,
-  modelId: string,
-  text: NormalizedText,
-  env: NodeJS.ProcessEnv,
-): TextPlan {
+export function planText(endpoint: TextEndpoint, catalog: CatalogView, modelId: string, text: NormalizedText, keys: UpstreamKeys): TextPlan {
+  if (!catalog.ready) throw TextErrors.catalogNotLoaded();
+  const model = catalog.get(modelId);
   if (!model) throw TextErrors.modelNotFound(modelId);
   if (!model.enabled) throw TextErrors.costUnknown(modelId, "the model is disabled");
   const tariff = model.operations.text;
   if (!tariff) throw TextErrors.costUnknown(modelId, "the model has no text tariff");
   const keyEnv = model.provider.api_key_env;
-  if (keyEnv && !env[keyEnv]) throw TextErrors.modelUnavailable(`the upstream of "${modelId}" is not configured`);
+  if (keyEnv && keys.get(keyEnv) === undefined) throw TextErrors.modelUnavailable(`the upstream of "${modelId}" is not configured`);
   const inputTokensEstimate = estimateInputTokens(text.system, text.messages);
   return {
     endpoint,

@@ -1,30 +1,39 @@
-import { createHash, randomUUID } from "node:crypto";
-import type { KeyIdentity } from "@meter/contracts";
-import type { CatalogCache } from "../adapters/catalog-cache";
+import type { Hold, KeyIdentity } from "@meter/contracts";
+import type { BillingClient } from "@meter/service-clients";
+import { fingerprintOf, idempotencyRecordId, requireIdempotencyKey, type Logger } from "@meter/service-kit";
+import type { TextEndpoint, TextRecord } from "../domain/text-record";
 import { TextErrors } from "../errors";
-import type { TextRecord, TextRequestRepository } from "../repositories/text-request.repository";
-import { renderPending, renderRecord, type HttpAnswer } from "../render/text.render";
-import { planText, type NormalizedText, type TextEndpoint } from "./text-plan";
+import type { UpstreamKeys } from "../providers/provider";
+import type { TextRequestRepository } from "../repositories/text-request.repository";
+import { planText, type CatalogView, type NormalizedText } from "./text-plan";
 import { Refused, type TextRunner } from "./text-runner";
-import type { Logger } from "@meter/service-kit";
-
-/** Printable ASCII, as Stripe-style idempotency keys are. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export interface TextRequestDeps {
   repo: TextRequestRepository;
   runner: TextRunner;
-  catalog: CatalogCache;
+  billing: Pick<BillingClient, "placeHold">;
+  catalog: CatalogView;
+  keys: UpstreamKeys;
   workerId: string;
   syncTimeoutMs: number;
-  env: NodeJS.ProcessEnv;
+  /** How long a new record is left to its request before a reconciler may take it up. */
+  leaseMs: number;
   logger: Logger;
 }
 
+/** What became of a request, for the HTTP layer to render: final, or still pending. */
+export interface TextOutcome {
+  record: TextRecord;
+  /** The answer of an earlier request with the same key and body. */
+  replayed: boolean;
+}
+
 /**
- * Accepting a paid text request: validate and price it (refusals here reserve nothing), claim its
- * idempotency key, then let the runner reserve, call and settle, waiting at most the synchronous window.
- * A key already used replays the stored answer; the same key with another body is refused.
+ * Accepting a paid text request: validate and price it (refusals here reserve nothing), then claim its
+ * idempotency key and place its hold at the same time (the hold's id is the claim's, so both are
+ * idempotent), and let the runner call the upstream and commit the outcome, waiting at most the
+ * synchronous window. A key already used replays the stored answer; the same key with another body is
+ * refused.
  */
 export class TextRequestService {
   constructor(private readonly deps: TextRequestDeps) {}
@@ -37,16 +46,27 @@ export class TextRequestService {
     body: unknown;
     text: NormalizedText;
     model: string;
-  }): Promise<HttpAnswer> {
-    const key = input.idempotencyKey;
-    if (key === undefined || key === "") throw TextErrors.idempotencyKeyRequired();
-    if (!IDEMPOTENCY_KEY.test(key)) throw TextErrors.badIdempotencyKey();
+  }): Promise<TextOutcome> {
+    const key = requireIdempotencyKey(input.idempotencyKey);
 
     const fingerprint = fingerprintOf(input.body);
-    const plan = planText(input.endpoint, this.deps.catalog.get(input.model), input.model, input.text, this.deps.env);
+    const plan = planText(input.endpoint, this.deps.catalog, input.model, input.text, this.deps.keys);
+    const id = idempotencyRecordId("text-request", input.identity.key_id, input.endpoint, key);
+    const now = new Date();
+    const placement: Promise<Hold> = this.deps.billing.placeHold({
+      hold_id: id,
+      key_id: input.identity.key_id,
+      amount_microrub: plan.estimatedCost,
+      operation: "text",
+      model: input.model,
+      source: "text",
+      owner_ref: id,
+    });
+    // Observed by the runner, or not at all (a duplicate): never an unhandled rejection.
+    placement.catch(() => undefined);
     const { record, created } = await this.deps.repo.claim({
-      id: randomUUID(),
-      holdId: randomUUID(),
+      id,
+      holdId: id,
       keyId: input.identity.key_id,
       userId: input.identity.user_id,
       organizationId: input.identity.organization_id,
@@ -57,26 +77,29 @@ export class TextRequestService {
       model: input.model,
       plan,
       estimatedCost: plan.estimatedCost,
+      attempts: 1,
       ownerId: this.deps.workerId,
+      nextAttemptAt: new Date(now.getTime() + this.deps.leaseMs),
+      createdAt: now,
     });
 
     if (!created) {
+      // A duplicate: its placement was of the first request's own hold (a no-op), or is released by
+      // that request's runner if it reached billing first with another amount.
       if (record.fingerprint !== fingerprint) throw TextErrors.idempotencyMismatch();
-      return replayed(await this.awaitExisting(record));
+      return { record: await this.awaitExisting(record), replayed: true };
     }
-    return this.wait(this.deps.runner.drive(record, { firstAttempt: true }), record);
+    return { record: await this.wait(this.deps.runner.drive(record, { placement }), record), replayed: false };
   }
 
   /** A retry of a request: its stored answer, or its progress if it is still under way. */
-  private async awaitExisting(record: TextRecord): Promise<HttpAnswer> {
-    const justCompleted = this.deps.runner.justCompleted(record.id);
-    if (justCompleted) return renderRecord(justCompleted);
-    if (record.state === "completed" || record.state === "failed") return renderRecord(record);
+  private async awaitExisting(record: TextRecord): Promise<TextRecord> {
+    if (record.state !== "reserving") return record;
     if (this.deps.runner.isActive(record.id)) return this.wait(this.deps.runner.drive(record), record);
-    return renderPending(record);
+    return record;
   }
 
-  private async wait(drive: Promise<TextRecord>, record: TextRecord): Promise<HttpAnswer> {
+  private async wait(drive: Promise<TextRecord>, record: TextRecord): Promise<TextRecord> {
     let timer: NodeJS.Timeout | undefined;
     const window = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => resolve("timeout"), this.deps.syncTimeoutMs);
@@ -84,35 +107,15 @@ export class TextRequestService {
     try {
       const outcome = await Promise.race([drive, window]);
       // Past the window the work goes on; the client comes back with the same key for the result.
-      return renderRecord(outcome === "timeout" ? record : outcome);
+      return outcome === "timeout" ? record : outcome;
     } catch (e) {
       if (e instanceof Refused) throw e.error;
       // Something broke mid-way (e.g. our database): money may be held, so this is pending, never an
-      // error; the reconciler finishes the record.
+      // error; a later attempt finishes the record.
       this.deps.logger.error({ err: e, request: record.id }, "text request interrupted; left to the reconciler");
-      return renderPending({ ...record, attempts: record.attempts + 1 });
+      return record;
     } finally {
       clearTimeout(timer);
     }
   }
-}
-
-function replayed(answer: HttpAnswer): HttpAnswer {
-  return { ...answer, headers: { ...answer.headers, "idempotent-replayed": "true" } };
-}
-
-/** The body's identity for idempotency: canonical JSON (keys sorted), so formatting does not matter. */
-export function fingerprintOf(body: unknown): string {
-  return createHash("sha256").update(canonicalJson(body)).digest("hex");
-}
-
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (v && typeof v === "object") {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
-  }
-  return JSON.stringify(v);
 }

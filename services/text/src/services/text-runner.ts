@@ -1,72 +1,60 @@
 import { randomUUID } from "node:crypto";
-import type { Provider } from "@meter/contracts";
-import { writeOutboxMessage } from "@meter/messaging";
+import type { Hold, Provider } from "@meter/contracts";
+import { BillingUnreachable, type BillingClient } from "@meter/service-clients";
 import { AppError, type Logger } from "@meter/service-kit";
-import { BillingUnreachable, type BillingAdapter } from "../adapters/billing.adapter";
+import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
 import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
-import type { Database } from "../db";
-import type { StoredError, TextPatch, TextRecord, TextRequestRepository, TextResult } from "../repositories/text-request.repository";
-import { costOf } from "./pricing";
-import { renderError } from "../render/text.render";
+import type { TextRequestRepository } from "../repositories/text-request.repository";
+import { TextErrors } from "../errors";
+import { chargeOf } from "./pricing";
 
 export interface RunnerDeps {
-  db: Database;
   repo: TextRequestRepository;
-  billing: BillingAdapter;
+  billing: Pick<BillingClient, "placeHold" | "release">;
   providerFor: (provider: Provider) => TextProvider;
   logger: Logger;
-  workerId: string;
   upstreamTimeoutMs: number;
-  /** Wakes the outbox relay after a hand-off was committed. */
+  /** Wakes the outbox relay after a final outcome (and its hold command) was committed. */
   onOutbox: () => void;
-  /** Inline retries of an upstream that answered 5xx/429, before giving up (nothing was charged). */
-  upstreamRetryDelaysMs?: readonly number[];
-  /** First delay of a parked record; it doubles per attempt up to five minutes. */
-  parkBaseMs?: number;
+  /** Attempts a request may start, each calling the upstream at most once, before it ends as failed. */
+  maxAttempts: number;
+  /** Inline retries of an upstream that answered 5xx/429 within one attempt (nothing was charged). */
+  upstreamRetryDelaysMs: readonly number[];
+  /** First back-off of a parked record; it doubles per attempt (see park()). */
+  parkBaseMs: number;
 }
 
-/** Thrown out of drive() when billing refuses the hold: nothing was reserved and the record is gone. */
+/** Thrown out of drive() when billing refuses the hold: nothing is reserved and the record is gone. */
 export class Refused extends Error {
   constructor(readonly error: AppError) {
     super(error.message);
   }
 }
 
-const FINAL = new Set(["completed", "failed"]);
+/** Back-off caps: billing coming back should finish parked requests within seconds; an upstream gets longer. */
+const BILLING_BACKOFF_CAP_MS = 5_000;
+const UPSTREAM_BACKOFF_CAP_MS = 300_000;
 
 /**
- * Runs of a call whose outcome stayed unknown (dropped, timed out, unreadable) before it counts as
- * failed. With the backoff that is about half an hour of an upstream that never answers properly; the
- * hold is then released (the customer is not charged for an answer never delivered) and the attempt
- * is logged as a possible loss.
- */
-export const MAX_UNKNOWN_ATTEMPTS = 10;
-
-/**
- * Drives a text request through its states until it is final, or must wait (billing unreachable,
- * upstream outcome unknown) and is parked for the reconciler:
+ * Drives a text request to a final answer:
  *
- *   reserving -> settling -> completed
- *            \-> releasing -> failed
+ *   reserving --(hold placed, upstream answered)--> completed  + billing.hold.settle   (one commit)
+ *             --(upstream refused or failed)-------> failed     + billing.hold.release  (one commit)
+ *             --(billing refused the hold)---------> forgotten (nothing reserved; the key may be used again)
  *
- * `reserving` covers placing the hold and calling the upstream: both are repeated when a record is
- * resumed (placing is idempotent; a call whose outcome is unknown must be made again anyway), so no
- * write is spent between them.
- * Each step is committed before the next is taken, and each money call is idempotent on the hold id,
- * so whichever process resumes a record after a crash repeats at most an idempotent call. An upstream
- * call whose outcome is unknown is never taken as failed: the hold stays and the call is made again.
+ * An attempt places the hold (idempotent on its id) and calls the upstream once. Whatever goes wrong
+ * in it, of whatever kind, ends the attempt: the record is parked with a back-off and taken up again
+ * by the reconciler, which starts the next attempt. Attempts are counted in the record before the
+ * upstream is called (the claim writes 1, each take-over adds one), so a paid upstream is called at
+ * most `maxAttempts` times, however the attempts end; then the request fails and its hold is released.
+ * An answer that was received but could not be stored is kept in memory, so a later attempt in this
+ * process stores it instead of paying for it again.
  */
 export class TextRunner {
   private readonly active = new Map<string, Promise<TextRecord>>();
-  /** Completed records whose `completed` mark is still being written; a retry is answered from here. */
-  private readonly completing = new Map<string, TextRecord>();
+  private readonly answered = new Map<string, { result: TextResult; cost: number }>();
 
   constructor(private readonly deps: RunnerDeps) {}
-
-  /** The final record if this process finished it and is still writing its completion. */
-  justCompleted(id: string): TextRecord | undefined {
-    return this.completing.get(id);
-  }
 
   isActive(id: string): boolean {
     return this.active.has(id);
@@ -76,185 +64,183 @@ export class TextRunner {
     return this.active.size;
   }
 
-  /** One drive per record at a time; a second caller shares the first one's outcome. */
-  drive(record: TextRecord, opts: { firstAttempt?: boolean } = {}): Promise<TextRecord> {
+  /**
+   * One attempt on a record this process owns; a second caller shares the first one's outcome.
+   * Resolves with the record final or parked; rejects with Refused when billing refused the hold.
+   * `placement` is the hold placement the request path started alongside the claim.
+   */
+  drive(record: TextRecord, opts: { placement?: Promise<Hold> } = {}): Promise<TextRecord> {
     const running = this.active.get(record.id);
     if (running) return running;
-    const p = this.loop(record, opts.firstAttempt ?? false).finally(() => this.active.delete(record.id));
+    const p = this.attempt(record, opts.placement).finally(() => this.active.delete(record.id));
     this.active.set(record.id, p);
     return p;
   }
 
-  /** Waits for the drives under way (graceful shutdown), up to `ms`. */
+  /** Waits for the attempts under way (graceful shutdown), up to `ms`. */
   async drain(ms: number): Promise<void> {
     await Promise.race([Promise.allSettled([...this.active.values()]), new Promise((r) => setTimeout(r, ms).unref())]);
   }
 
-  private async loop(start: TextRecord, firstAttempt: boolean): Promise<TextRecord> {
-    let r = start;
-    for (;;) {
-      if (FINAL.has(r.state) || r.nextAttemptAt.getTime() > Date.now()) return r;
-      const next = await this.step(r, firstAttempt);
-      // Someone else moved the record on (another process took it over): stop, theirs is the truth.
-      if (!next) return (await this.deps.repo.find(r.id)) ?? r;
-      r = next;
-    }
-  }
-
-  private step(r: TextRecord, firstAttempt: boolean): Promise<TextRecord | undefined> {
-    switch (r.state) {
-      case "reserving":
-        return this.reserve(r, firstAttempt);
-      case "settling":
-        return this.settle(r);
-      case "releasing":
-        return this.release(r);
-      default:
-        return Promise.resolve(r);
-    }
-  }
-
-  private async reserve(r: TextRecord, firstAttempt: boolean): Promise<TextRecord | undefined> {
+  private async attempt(r: TextRecord, placement: Promise<Hold> | undefined): Promise<TextRecord> {
     try {
-      const hold = await this.deps.billing.placeHold({
-        hold_id: r.holdId,
-        key_id: r.keyId,
-        amount_microrub: r.estimatedCost,
-        operation: "text",
-        model: r.model,
-        source: "text",
-      });
-      if (hold.status === "active") return this.execute(r);
-      // The hold id was released before it was placed (an earlier attempt gave up on it): that id can
-      // never hold money again, so reserve under a fresh one.
-      this.deps.logger.warn({ request: r.id, hold: r.holdId, status: hold.status }, "hold not active at placement; reserving under a new id");
-      return this.deps.repo.transition(r, { holdId: randomUUID() });
+      return await this.run(r, placement);
     } catch (e) {
-      if (e instanceof AppError) {
-        // Refused (balance, budget, revoked key): nothing is reserved, so nothing is kept.
-        await this.deps.repo.forget(r);
-        throw new Refused(e);
-      }
+      if (e instanceof Refused) throw e;
+      this.deps.logger.error({ err: e, request: r.id, attempt: r.attempts }, "text attempt failed; parked for the next attempt");
+      return this.park(r, UPSTREAM_BACKOFF_CAP_MS);
+    }
+  }
+
+  private async run(r: TextRecord, placement: Promise<Hold> | undefined): Promise<TextRecord> {
+    const kept = this.answered.get(r.id);
+    if (r.attempts > this.deps.maxAttempts) return this.giveUp(r, kept);
+    if (kept) return this.finish({ record: r, state: "completed", ...kept });
+
+    let hold: Hold;
+    try {
+      hold = await (placement ?? this.place(r));
+    } catch (e) {
+      if (e instanceof AppError && e.code === "conflict") return this.reserveAnew(r, "its hold id was taken with another amount");
+      if (e instanceof AppError) return this.refuse(r, e);
       if (e instanceof BillingUnreachable) {
-        if (e.delivery === "not_delivered" && firstAttempt) {
-          await this.deps.repo.forget(r);
-          throw new Refused(new AppError("service_unavailable", "billing is not reachable right now; nothing was reserved"));
-        }
-        // The hold may or may not exist: place it again later (idempotent) rather than guess.
-        return this.park(r, r.attempts + 1);
+        // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
+        if (e.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
+        return this.park(r, BILLING_BACKOFF_CAP_MS);
       }
       throw e;
     }
-  }
+    // Its id was used up before (released unplaced, or settled by a record since purged): hold anew.
+    if (hold.status !== "active") return this.reserveAnew(r, `its hold id is already ${hold.status}`);
 
-  private async execute(r: TextRecord): Promise<TextRecord | undefined> {
     const provider = this.deps.providerFor(r.plan.provider);
-    const delays = this.deps.upstreamRetryDelaysMs ?? [250, 1000];
-    for (let attempt = 0; ; attempt++) {
-      let result: ProviderResult;
+    let answer: ProviderResult;
+    for (let retry = 0; ; retry++) {
       try {
-        result = await provider.complete(r.plan.request, { timeoutMs: this.deps.upstreamTimeoutMs });
+        answer = await provider.complete(r.plan.request, { timeoutMs: this.deps.upstreamTimeoutMs });
+        break;
       } catch (e) {
         const err = e instanceof UpstreamError ? e : new UpstreamError("unknown", String(e), undefined, { cause: e });
-        if (err.kind === "failed" && attempt < delays.length) {
-          await sleep(delays[attempt]!);
+        if (err.kind === "failed" && retry < this.deps.upstreamRetryDelaysMs.length) {
+          await sleep(this.deps.upstreamRetryDelaysMs[retry]!);
           continue;
         }
-        if (err.kind === "unknown" && r.attempts + 1 < MAX_UNKNOWN_ATTEMPTS) {
-          // It may have run upstream: keep the hold and run it again later; never take it as failed.
-          this.deps.logger.warn({ request: r.id, err, attempt: r.attempts + 1 }, "upstream outcome unknown; will run again");
-          return this.park(r, r.attempts + 1);
-        }
         if (err.kind === "unknown") {
-          this.deps.logger.error({ request: r.id, err, attempts: r.attempts + 1 }, "upstream never answered usably; releasing the hold (possible upstream charge not passed on)");
+          // It may have run upstream: keep the hold, and try again in a later (counted) attempt.
+          this.deps.logger.warn({ request: r.id, err, attempt: r.attempts }, "upstream outcome unknown; will try again");
+          return this.park(r, UPSTREAM_BACKOFF_CAP_MS);
         }
-        // Refused or not reached (or still failing): nothing ran, so nothing is charged.
-        return this.deps.repo.transition(r, { state: "releasing", error: upstreamFailure(err, r.requestId) });
+        // Refused, not reached, or still failing: nothing ran, so nothing is charged.
+        this.deps.logger.warn({ request: r.id, err }, "upstream call failed; releasing the hold");
+        return this.finish(failure(r, upstreamError(describeFailure(err)), "upstream failed"));
       }
-      const textResult = toTextResult(r, result);
-      const cost = Math.min(costOf(r.plan.tariff, textResult.usage.input_tokens, textResult.usage.output_tokens), r.estimatedCost);
-      return this.deps.repo.storeResult(r, textResult, cost);
     }
-  }
-
-  private async settle(r: TextRecord): Promise<TextRecord | undefined> {
-    const cost = r.cost ?? r.estimatedCost;
-    try {
-      await this.deps.billing.settle(r.holdId, cost);
-    } catch (e) {
-      if (e instanceof AppError && e.code === "hold_already_resolved") return this.resolvedElsewhere(r);
-      if (e instanceof BillingUnreachable) return this.handOff(r, "billing.hold.settle", { version: "v1", hold_id: r.holdId, amount_microrub: cost });
-      throw e;
-    }
-    // Settled: the answer can go out now; the `completed` mark follows in a batch (see the repository).
-    const done: TextRecord = { ...r, state: "completed" };
-    this.completing.set(r.id, done);
-    this.deps.repo
-      .complete(r)
-      .catch((e: unknown) => this.deps.logger.warn({ err: e, request: r.id }, "completion mark not written; the reconciler will settle again"))
-      .finally(() => this.completing.delete(r.id));
-    return done;
-  }
-
-  private async release(r: TextRecord): Promise<TextRecord | undefined> {
-    try {
-      await this.deps.billing.release(r.holdId, "upstream failed; nothing charged");
-      return this.deps.repo.transition(r, { state: "failed" });
-    } catch (e) {
-      if (e instanceof AppError && e.code === "hold_already_resolved") return this.resolvedElsewhere(r);
-      if (e instanceof BillingUnreachable) return this.handOff(r, "billing.hold.release", { version: "v1", hold_id: r.holdId, reason: "upstream failed; nothing charged" });
-      throw e;
-    }
+    const result = toTextResult(r, answer);
+    const cost = chargeOf(r.plan.tariff, result.usage.input_tokens, result.usage.output_tokens, r.estimatedCost);
+    this.answered.set(r.id, { result, cost });
+    return this.finish({ record: r, state: "completed", result, cost });
   }
 
   /**
-   * Billing says the hold is already resolved. If it resolved the way we wanted (a hand-off reached it
-   * over the bus), we are done; if not (it expired unresolved, a bug), the answer stands and the logs say so.
+   * Out of attempts: the request fails and its hold is released, so no money stays locked. An answer
+   * we hold but could not store is tried once more; the customer is not charged for one never delivered.
    */
-  private async resolvedElsewhere(r: TextRecord): Promise<TextRecord | undefined> {
-    const hold = await this.deps.billing.getHold(r.holdId);
-    const wanted = r.state === "settling" ? "settled" : "released";
-    if (hold?.status !== wanted) {
-      this.deps.logger.error({ request: r.id, hold: r.holdId, status: hold?.status, wanted }, "hold resolved otherwise than this request needed");
+  private async giveUp(r: TextRecord, kept: { result: TextResult; cost: number } | undefined): Promise<TextRecord> {
+    if (kept) {
+      try {
+        return await this.finish({ record: r, state: "completed", ...kept });
+      } catch (e) {
+        this.deps.logger.error({ err: e, request: r.id }, "an upstream answer could not be stored in any attempt; releasing the hold");
+        this.answered.delete(r.id);
+        return this.finish(failure(r, { code: "upstream_error", message: "the answer could not be stored; nothing was charged" }, "answer not stored"));
+      }
     }
-    return this.deps.repo.transition(r, { state: r.state === "settling" ? "completed" : "failed" });
+    return this.finish(failure(r, upstreamError(`the upstream did not answer usably in ${this.deps.maxAttempts} attempts`), "gave up"));
   }
 
-  /**
-   * Billing is unreachable: write the settlement or release to the outbox once (keyed by the hold, so a
-   * second hand-off is a no-op), and check again later. The bus delivers the command when billing is
-   * back; our next HTTP attempt then finds the hold resolved.
-   */
-  private async handOff<K extends "billing.hold.settle" | "billing.hold.release">(
-    r: TextRecord,
-    routingKey: K,
-    payload: Parameters<typeof writeOutboxMessage<K>>[2],
-  ): Promise<TextRecord | undefined> {
-    await writeOutboxMessage(this.deps.db.prisma, routingKey, payload, { messageId: r.holdId });
+  private place(r: TextRecord): Promise<Hold> {
+    return this.deps.billing.placeHold({
+      hold_id: r.holdId,
+      key_id: r.keyId,
+      amount_microrub: r.estimatedCost,
+      operation: "text",
+      model: r.model,
+      source: "text",
+      owner_ref: r.id,
+    });
+  }
+
+  /** Commits the final outcome with its hold command; the relay takes the command to billing. */
+  private async finish(outcome: FinalOutcome): Promise<TextRecord> {
+    const r = outcome.record;
+    const done = await this.deps.repo.finish(outcome);
+    this.answered.delete(r.id);
+    if (!done) return (await this.deps.repo.find(r.id)) ?? r;
     this.deps.onOutbox();
-    return this.park(r, r.attempts + 1);
+    return outcome.state === "completed"
+      ? { ...r, state: "completed", result: outcome.result, cost: outcome.cost }
+      : { ...r, state: "failed", error: outcome.error };
   }
 
-  /** Leaves the record for the reconciler, backing off exponentially up to five minutes. */
-  private park(r: TextRecord, attempts: number): Promise<TextRecord | undefined> {
-    const delay = Math.min((this.deps.parkBaseMs ?? 1000) * 2 ** Math.min(attempts - 1, 9), 300_000);
-    const patch: TextPatch = { attempts, nextAttemptAt: new Date(Date.now() + delay) };
-    return this.deps.repo.transition(r, patch);
+  /**
+   * Billing refused the hold (balance, budget, revoked key): nothing is reserved and the record is
+   * forgotten, so the key can be used again. If an earlier attempt's placement had an unknown outcome,
+   * it could still land later; its id is released first (a tombstone), so it never can.
+   */
+  private async refuse(r: TextRecord, error: AppError): Promise<TextRecord> {
+    if (r.attempts > 1 || r.holdId !== r.id) {
+      try {
+        await this.deps.billing.release(r.holdId, "refused; nothing reserved");
+      } catch (e) {
+        // Not yet safe to forget: the next attempt places (and is refused, or held) again.
+        this.deps.logger.warn({ err: e, request: r.id }, "could not release a refused request's hold id; parked");
+        return this.park(r, BILLING_BACKOFF_CAP_MS);
+      }
+    }
+    await this.deps.repo.forget(r);
+    throw new Refused(error);
+  }
+
+  /** Moves the record to a fresh hold id and places that one, within the same attempt. */
+  private async reserveAnew(r: TextRecord, why: string): Promise<TextRecord> {
+    this.deps.logger.warn({ request: r.id, hold: r.holdId }, `${why}; reserving under a new hold id`);
+    if (r.holdId === r.id) await this.deps.billing.release(r.holdId, "replaced by a new hold id").catch(() => undefined);
+    const moved = await this.deps.repo.update(r, { holdId: randomUUID() });
+    if (!moved) return this.current(r);
+    return this.run(moved, undefined);
+  }
+
+  /**
+   * Leaves the record for its next attempt, backing off exponentially (capped). The reconciler takes
+   * it up when its time comes. A record that cannot even be parked (database down) keeps its lease
+   * and is taken up when that runs out.
+   */
+  private async park(r: TextRecord, capMs: number): Promise<TextRecord> {
+    const delay = Math.min(this.deps.parkBaseMs * 2 ** Math.min(r.attempts - 1, 20), capMs);
+    const parked = await this.deps.repo.update(r, { nextAttemptAt: new Date(Date.now() + delay) });
+    return parked ?? this.current(r);
+  }
+
+  /** The record as it now is, after it moved on under us (another owner finished it, or it is gone). */
+  private async current(r: TextRecord): Promise<TextRecord> {
+    return (await this.deps.repo.find(r.id)) ?? r;
   }
 }
 
-/** The answer a failed upstream call gets: 502, the hold released, the upstream's reason named. */
-function upstreamFailure(err: UpstreamError, requestId: string | null): StoredError {
+function failure(r: TextRecord, error: StoredError, releaseReason: string): FinalOutcome {
+  return { record: r, state: "failed", error, releaseReason: `${releaseReason}; nothing charged` };
+}
+
+/** A failed upstream call as the client sees it: what kind of failure, never the upstream's own words. */
+function upstreamError(detail: string): StoredError {
+  return { code: "upstream_error", message: `${detail}; nothing was charged` };
+}
+
+function describeFailure(err: UpstreamError): string {
   // An upstream refusing our own credentials is our configuration, not the customer's business.
-  const detail =
-    err.status === 401 || err.status === 403
-      ? `the upstream refused this service's credentials (${err.status})`
-      : err.status
-        ? `the upstream answered ${err.status}: ${err.message}`
-        : err.kind === "unknown"
-          ? `the upstream did not answer usably after ${MAX_UNKNOWN_ATTEMPTS} attempts`
-          : `the upstream could not be reached: ${err.message}`;
-  return renderError("upstream_error", `${detail}; nothing was charged`, requestId ?? undefined);
+  if (err.status === 401 || err.status === 403) return "the upstream refused this service's credentials";
+  if (err.status) return `the upstream answered ${err.status}`;
+  return "the upstream could not be reached";
 }
 
 /**

@@ -1,4 +1,4 @@
-import { KEY, describeRemoteFailures, remoteHarness, request, type RemoteCase } from "./remote-provider.cases";
+import { KEY, KEY_ENV, describeRemoteFailures, remoteHarness, request, type RemoteCase } from "./remote-provider.cases";
 
 const anthropic: RemoteCase = { kind: "anthropic", path: "/v1/messages", baseUrl: (origin) => origin, minMaxTokens: 1 };
 const h = remoteHarness(anthropic);
@@ -6,11 +6,21 @@ const tokens = (s: string) => Math.ceil(Buffer.byteLength(s) / 4);
 
 describe("anthropic adapter", () => {
   it("posts the Messages body with x-api-key and anthropic-version, and maps the answer", async () => {
-    const result = await h
-      .provider()
-      .complete(request("hello", { system: "be brief", temperature: 0.2, maxTokens: 50, messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "yes?" }, { role: "user", text: "hello" }] }), {
+    const result = await h.provider().complete(
+      request("hello", {
+        system: "be brief",
+        temperature: 0.2,
+        maxTokens: 50,
+        messages: [
+          { role: "user", text: "hi" },
+          { role: "assistant", text: "yes?" },
+          { role: "user", text: "hello" },
+        ],
+      }),
+      {
         timeoutMs: 5_000,
-      });
+      },
+    );
     const call = h.fake.calls[0]!;
     expect(call.path).toBe("/v1/messages");
     expect(call.headers["x-api-key"]).toBe(KEY);
@@ -77,13 +87,13 @@ describe("anthropic adapter", () => {
     });
   });
 
-  it("reads the API key from the environment at call time", async () => {
+  it("looks the API key up at call time", async () => {
     const provider = h.provider();
-    h.env.TEST_UPSTREAM_KEY = "sk-rotated-key";
+    h.keys.set(KEY_ENV, "sk-rotated-key");
     try {
       await provider.complete(request("x"), { timeoutMs: 5_000 });
     } finally {
-      h.env.TEST_UPSTREAM_KEY = KEY;
+      h.keys.set(KEY_ENV, KEY);
     }
     expect(h.fake.calls[0]!.headers["x-api-key"]).toBe("sk-rotated-key");
   });

@@ -1,9 +1,15 @@
 import { createProvider } from "../../src/providers";
+const NO_KEYS = { get: () => undefined };
 import { LOCAL_SLEEP_CAP_MS, localAnswer, localSleepMs } from "../../src/providers/local/local-model";
 import { UpstreamError, type ProviderRequest } from "../../src/providers/provider";
 
-const local = createProvider({ kind: "local" }, {});
-const req = (text: string, extra: Partial<ProviderRequest> = {}): ProviderRequest => ({ model: "meter-local-echo", messages: [{ role: "user", text }], maxTokens: 100, ...extra });
+const local = createProvider({ kind: "local" }, NO_KEYS);
+const req = (text: string, extra: Partial<ProviderRequest> = {}): ProviderRequest => ({
+  model: "meter-local-echo",
+  messages: [{ role: "user", text }],
+  maxTokens: 100,
+  ...extra,
+});
 const tokens = (s: string) => Math.ceil(Buffer.byteLength(s, "utf8") / 4);
 
 describe("local model", () => {
@@ -64,7 +70,18 @@ describe("local model", () => {
   it("reads the sleep marker only in the last user message, and caps it at 120000 ms", () => {
     expect(localSleepMs(req("[[sleep:999999999999]]"))).toBe(LOCAL_SLEEP_CAP_MS);
     expect(localSleepMs(req("[[sleep:5]] and [[sleep:7]]"))).toBe(5);
-    expect(localSleepMs(req("x", { system: "[[sleep:50]]", messages: [{ role: "user", text: "[[sleep:50]]" }, { role: "assistant", text: "[[sleep:50]]" }, { role: "user", text: "go" }] }))).toBe(0);
+    expect(
+      localSleepMs(
+        req("x", {
+          system: "[[sleep:50]]",
+          messages: [
+            { role: "user", text: "[[sleep:50]]" },
+            { role: "assistant", text: "[[sleep:50]]" },
+            { role: "user", text: "go" },
+          ],
+        }),
+      ),
+    ).toBe(0);
     expect(localSleepMs(req("[[sleep:-5]] [[sleep:abc]]"))).toBe(0);
   });
 

@@ -7,7 +7,16 @@ const tokens = (s: string) => Math.ceil(Buffer.byteLength(s) / 4);
 describe("openai-chat adapter", () => {
   it("posts Chat Completions with a Bearer key, the system text as the first message, and maps the answer", async () => {
     const result = await h.provider().complete(
-      request("hello", { system: "be brief", temperature: 1.5, maxTokens: 50, messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "yes?" }, { role: "user", text: "hello" }] }),
+      request("hello", {
+        system: "be brief",
+        temperature: 1.5,
+        maxTokens: 50,
+        messages: [
+          { role: "user", text: "hi" },
+          { role: "assistant", text: "yes?" },
+          { role: "user", text: "hello" },
+        ],
+      }),
       { timeoutMs: 5_000 },
     );
     const call = h.fake.calls[0]!;
@@ -48,13 +57,30 @@ describe("openai-chat adapter", () => {
 
   it("reads null content as empty (or the refusal), and content parts as text", async () => {
     const answer = (message: unknown, finish_reason = "stop") =>
-      h.fake.configure({ status: 200, errorBody: { id: "c1", object: "chat.completion", choices: [{ index: 0, message, finish_reason }], usage: { prompt_tokens: 3, completion_tokens: 4 } } });
+      h.fake.configure({
+        status: 200,
+        errorBody: { id: "c1", object: "chat.completion", choices: [{ index: 0, message, finish_reason }], usage: { prompt_tokens: 3, completion_tokens: 4 } },
+      });
     answer({ role: "assistant", content: null }, "length");
     expect(await h.provider().complete(request("x"), { timeoutMs: 5_000 })).toMatchObject({ text: "", stopReason: "max_tokens" });
     answer({ role: "assistant", content: null, refusal: "I can't help with that." }, "stop");
     expect(await h.provider().complete(request("x"), { timeoutMs: 5_000 })).toMatchObject({ text: "I can't help with that.", stopReason: "end_turn" });
-    answer({ role: "assistant", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }, "content_filter");
-    expect(await h.provider().complete(request("x"), { timeoutMs: 5_000 })).toEqual({ text: "ab", stopReason: "end_turn", usage: { input_tokens: 3, output_tokens: 4 }, upstreamId: "c1" });
+    answer(
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
+      "content_filter",
+    );
+    expect(await h.provider().complete(request("x"), { timeoutMs: 5_000 })).toEqual({
+      text: "ab",
+      stopReason: "end_turn",
+      usage: { input_tokens: 3, output_tokens: 4 },
+      upstreamId: "c1",
+    });
   });
 
   it("an answer without choices -> unknown", async () => {
@@ -63,7 +89,10 @@ describe("openai-chat adapter", () => {
   });
 
   it("usage that is not integers -> undefined", async () => {
-    h.fake.configure({ status: 200, errorBody: { choices: [{ message: { content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1.5, completion_tokens: 2 } } });
+    h.fake.configure({
+      status: 200,
+      errorBody: { choices: [{ message: { content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 1.5, completion_tokens: 2 } },
+    });
     expect((await h.provider().complete(request("x"), { timeoutMs: 5_000 })).usage).toBeUndefined();
   });
 });

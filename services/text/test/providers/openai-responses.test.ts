@@ -13,7 +13,16 @@ const answer = (body: Record<string, unknown>) =>
 describe("openai-responses adapter", () => {
   it("posts a Responses body (system as instructions) with a Bearer key, and maps the answer", async () => {
     const result = await h.provider().complete(
-      request("hello", { system: "be brief", temperature: 0, maxTokens: 50, messages: [{ role: "user", text: "hi" }, { role: "assistant", text: "yes?" }, { role: "user", text: "hello" }] }),
+      request("hello", {
+        system: "be brief",
+        temperature: 0,
+        maxTokens: 50,
+        messages: [
+          { role: "user", text: "hi" },
+          { role: "assistant", text: "yes?" },
+          { role: "user", text: "hello" },
+        ],
+      }),
       { timeoutMs: 5_000 },
     );
     const call = h.fake.calls[0]!;

@@ -65,9 +65,10 @@ async function silentServer(): Promise<{ port: number; close(): Promise<void> }>
 export function remoteHarness(c: RemoteCase) {
   const h = {
     fake: undefined as unknown as FakeUpstream,
-    env: { [KEY_ENV]: KEY } as NodeJS.ProcessEnv,
+    /** The upstream keys the service read at start, by variable name. */
+    keys: new Map<string, string>([[KEY_ENV, KEY]]),
     provider(overrides: { base_url?: string; api_key_env?: string | undefined } = {}): TextProvider {
-      return createProvider({ kind: c.kind, base_url: c.baseUrl(h.fake.url), api_key_env: KEY_ENV, ...overrides }, h.env);
+      return createProvider({ kind: c.kind, base_url: c.baseUrl(h.fake.url), api_key_env: KEY_ENV, ...overrides }, h.keys);
     },
   };
   beforeAll(async () => {
@@ -84,7 +85,10 @@ export function remoteHarness(c: RemoteCase) {
 /** What every remote adapter must do with failures: the kind decides what happens to the money. */
 export function describeRemoteFailures(c: RemoteCase, h: ReturnType<typeof remoteHarness>): void {
   const call = (opts: { timeoutMs?: number; signal?: AbortSignal } = {}, provider = h.provider()) =>
-    provider.complete(request("hello", { maxTokens: Math.max(64, c.minMaxTokens) }), { timeoutMs: opts.timeoutMs ?? 5_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+    provider.complete(request("hello", { maxTokens: Math.max(64, c.minMaxTokens) }), {
+      timeoutMs: opts.timeoutMs ?? 5_000,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
 
   describe(`${c.kind}: failures`, () => {
     it.each([400, 401, 403, 404, 413, 422])("HTTP %i -> rejected, with the upstream's message", async (status) => {
@@ -148,7 +152,7 @@ export function describeRemoteFailures(c: RemoteCase, h: ReturnType<typeof remot
     });
 
     it("no base_url -> not_sent", async () => {
-      const provider = createProvider({ kind: c.kind, api_key_env: KEY_ENV }, h.env);
+      const provider = createProvider({ kind: c.kind, api_key_env: KEY_ENV }, h.keys);
       expect((await failureOf(provider.complete(request("x"), { timeoutMs: 1000 }))).kind).toBe("not_sent");
     });
 

@@ -1,23 +1,23 @@
-import { createServer, type RequestListener } from "node:http";
-import path from "node:path";
-import { connectBus, type Bus } from "@meter/messaging";
-import { closeServer, createLogger, listen } from "@meter/service-kit";
-import { createTestDatabase, createTestVhost, startFakeUpstream, type FakeUpstream, type TestDatabase, type TestVhost } from "@meter/testing";
-import { ADMIN_TOKEN, startGateway, type GatewayHarness } from "@meter/gateway/test/support/gateway-harness";
-import { TEST_SECRET } from "@meter/billing-ledger/test/support/billing-harness";
-import { createTextService, type TextService } from "../../src/text-service";
-
-import { FAKE_MODEL, LOCAL_MODEL, PRICES } from "@meter/testing";
+import { FAKE_MODEL, LOCAL_MODEL, PRICES, startStack, type FakeUpstream, type Stack, type TestAccount } from "@meter/testing";
+import type { TextComposition } from "../../src/composition";
 
 export { FAKE_MODEL, LOCAL_MODEL, PRICES };
 export const FAKE_CHAT_MODEL = "fake-chat";
 
+type Balance = { balance_microrub: number; reserved_microrub: number; available_microrub: number };
+
 export interface TextStack {
   url: string;
-  gateway: GatewayHarness;
-  text: TextService;
+  /** billing-ledger, text and the gateway, each built by its composition root in this process. */
+  stack: Stack;
+  /** The text service as its composition root built it: app, runner, reconciler, database... */
+  text: TextComposition;
   fake: FakeUpstream;
-  bus: Bus;
+  /** The text service's test database and the vhost, for a second text process in a test. */
+  databaseUrl: string;
+  vhostUrl: string;
+  /** A user, organization with credit (1 000 000 microrub by default), and a key with every scope. */
+  account(opts?: { credit?: number; dailyBudget?: number; scopes?: string[] }): Promise<TestAccount>;
   /** Admin API call through the gateway. */
   admin(method: string, p: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
   /** A public API call with a key, returning status, headers and the raw and parsed body. */
@@ -27,78 +27,75 @@ export interface TextStack {
     body: unknown,
     headers?: Record<string, string>,
   ): Promise<{ status: number; headers: Headers; text: string; json: Record<string, unknown> }>;
-  balance(organizationId: string): Promise<{ balance_microrub: number; reserved_microrub: number; available_microrub: number }>;
+  balance(organizationId: string): Promise<Balance>;
+  /**
+   * The balance once every hold of the organization is resolved. A final answer's settlement or
+   * release reaches billing over the bus a moment after the answer; until then the hold still counts.
+   */
+  settledBalance(organizationId: string): Promise<Balance>;
   /** Holds of the text service still active in billing. */
   activeHolds(): Promise<number>;
+  /** Takes billing's HTTP port down (connections refused) and brings it back on the same port. */
+  stopBillingHttp(): Promise<void>;
+  startBillingHttp(): Promise<void>;
+  assertBooksBalance(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * A real billing-ledger, gateway and text service in this process, on real PostgreSQL and RabbitMQ,
- * with a fake upstream speaking the vendors' wire protocols. The catalog gets a local model and two
- * models on the fake upstream.
+ * billing-ledger, the gateway and the text service in this process (the test stack), on real
+ * PostgreSQL and RabbitMQ, with a fake upstream speaking the vendors' wire protocols. The catalog gets
+ * the local model and two models on the fake upstream.
  */
 export async function startTextStack(
-  opts: { syncTimeoutMs?: number; reconcileIntervalMs?: number; upstreamTimeoutMs?: number; parkBaseMs?: number } = {},
+  opts: { syncTimeoutMs?: number; reconcileIntervalMs?: number; upstreamTimeoutMs?: number; parkBaseMs?: number; env?: Record<string, string> } = {},
 ): Promise<TextStack> {
-  const fake = await startFakeUpstream();
-  const vhost: TestVhost = await createTestVhost();
-  const bus = await connectBus({ url: vhost.url, name: "text-test" });
-  let handler: RequestListener = (_req, res) => {
-    res.statusCode = 503;
-    res.end();
-  };
-  const textServer = createServer((req, res) => handler(req, res));
-  const textPort = await listen(textServer, 0, "127.0.0.1");
-  const gateway = await startGateway({ services: { text: `http://127.0.0.1:${textPort}` }, bus });
-  const database: TestDatabase = await createTestDatabase(path.resolve(__dirname, "../.."));
-  const text = await createTextService({
-    databaseUrl: database.url,
-    billingUrl: gateway.billingUrl,
-    internalSecret: TEST_SECRET,
-    logger: createLogger("text-test", process.env.LOG_LEVEL ?? "silent"),
-    bus,
-    env: { ...process.env, FAKE_UPSTREAM_KEY: "sk-fake-upstream" },
-    syncTimeoutMs: opts.syncTimeoutMs ?? 10_000,
-    upstreamTimeoutMs: opts.upstreamTimeoutMs ?? 5_000,
-    defaultMaxTokens: 256,
-    catalogRefreshMs: 200,
-    reconcileIntervalMs: opts.reconcileIntervalMs ?? 100,
-    workerStaleMs: 2_000,
-    retentionHours: 48,
-    upstreamRetryDelaysMs: [20, 50],
-    parkBaseMs: opts.parkBaseMs ?? 1000,
+  const stack = await startStack({
+    services: ["billing-ledger", "text", "gateway"],
+    env: {
+      TEXT_SYNC_TIMEOUT_MS: String(opts.syncTimeoutMs ?? 10_000),
+      UPSTREAM_TIMEOUT_MS: String(opts.upstreamTimeoutMs ?? 5_000),
+      DEFAULT_MAX_OUTPUT_TOKENS: "256",
+      RECONCILE_INTERVAL_MS: String(opts.reconcileIntervalMs ?? 100),
+      TEXT_PARK_BASE_MS: String(opts.parkBaseMs ?? 1000),
+      TEXT_RECORD_LEASE_MS: "2000",
+      TEXT_UPSTREAM_RETRY_DELAYS_MS: "20,50",
+      ...opts.env,
+    },
   });
-  handler = text.app;
-
-  const url = gateway.url;
+  const text = stack.composition<TextComposition>("text");
+  const url = stack.url;
   const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(url + p, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    try {
+      return { status: 200, body: await stack.admin(method, p, body) };
+    } catch (e) {
+      const m = /-> (\d{3}) (.*)$/s.exec((e as Error).message);
+      if (!m) throw e;
+      return { status: Number(m[1]), body: JSON.parse(m[2]!) as Record<string, unknown> };
+    }
   };
-  await admin("PUT", `/admin/v1/models/${LOCAL_MODEL}`, { enabled: true, provider: { kind: "local" }, operations: { text: PRICES } });
-  await admin("PUT", `/admin/v1/models/${FAKE_MODEL}`, {
+  await stack.admin("PUT", `/admin/v1/models/${FAKE_MODEL}`, {
     enabled: true,
-    provider: { kind: "anthropic", base_url: fake.anthropicBaseUrl, upstream_model: "claude-fake-1", api_key_env: "FAKE_UPSTREAM_KEY" },
+    provider: { kind: "anthropic", base_url: stack.fake.anthropicBaseUrl, upstream_model: "claude-fake-1", api_key_env: "FAKE_UPSTREAM_API_KEY" },
     operations: { text: PRICES },
   });
-  await admin("PUT", `/admin/v1/models/${FAKE_CHAT_MODEL}`, {
+  await stack.admin("PUT", `/admin/v1/models/${FAKE_CHAT_MODEL}`, {
     enabled: true,
-    provider: { kind: "openai-chat", base_url: fake.openaiBaseUrl, upstream_model: "gpt-fake", api_key_env: "FAKE_UPSTREAM_KEY" },
+    provider: { kind: "openai-chat", base_url: stack.fake.openaiBaseUrl, upstream_model: "gpt-fake", api_key_env: "FAKE_UPSTREAM_API_KEY" },
     operations: { text: PRICES },
   });
   await text.catalog.refresh();
 
+  const balance = (organizationId: string) => stack.admin<Balance>("GET", `/admin/v1/organizations/${organizationId}/balance`);
+
   return {
     url,
-    gateway,
+    stack,
     text,
-    fake,
-    bus,
+    fake: stack.fake,
+    databaseUrl: stack.env.TEXT_DATABASE_URL!,
+    vhostUrl: stack.env.RABBITMQ_URL!,
+    account: (o = {}) => stack.account({ ...o, credit: o.credit ?? 1_000_000 }),
     admin,
     async call(key, p, body, headers = {}) {
       const res = await fetch(url + p, {
@@ -115,23 +112,16 @@ export async function startTextStack(
       }
       return { status: res.status, headers: res.headers, text: raw, json };
     },
-    async balance(organizationId) {
-      const r = await admin("GET", `/admin/v1/organizations/${organizationId}/balance`);
-      return r.body as { balance_microrub: number; reserved_microrub: number; available_microrub: number };
-    },
+    balance,
+    settledBalance: (organizationId) => stack.settledBalance(organizationId),
     async activeHolds() {
-      const holds = await gateway.billing.services.holdReads.list({ status: "active", source: "text", limit: 1000 });
-      return holds.length;
+      const holds = await stack.admin<{ data: unknown[] }>("GET", "/admin/v1/holds?status=active&source=text&limit=500");
+      return holds.data.length;
     },
-    async close() {
-      await text.close();
-      await gateway.close();
-      await closeServer(textServer);
-      await bus.close();
-      await vhost.drop();
-      await fake.close();
-      await database.drop();
-    },
+    stopBillingHttp: () => stack.stopHttp("billing-ledger"),
+    startBillingHttp: () => stack.startHttp("billing-ledger"),
+    assertBooksBalance: () => stack.assertBooksBalance(),
+    close: () => stack.close(),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Provider } from "@meter/contracts";
-import type { TextProvider } from "../provider";
+import type { TextProvider, UpstreamKeys } from "../provider";
 import { remoteProvider, type WireProtocol } from "../shared/remote-provider";
 import { toAnthropicBody } from "./map-request";
 import { fromAnthropicBody } from "./map-response";
@@ -16,6 +16,6 @@ export const anthropicProtocol: WireProtocol = {
   mapResponse: fromAnthropicBody,
 };
 
-export function createAnthropicProvider(provider: Provider, env: NodeJS.ProcessEnv): TextProvider {
-  return remoteProvider(anthropicProtocol, provider, env);
+export function createAnthropicProvider(provider: Provider, keys: UpstreamKeys): TextProvider {
+  return remoteProvider(anthropicProtocol, provider, keys);
 }

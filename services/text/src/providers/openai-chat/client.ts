@@ -1,5 +1,5 @@
 import type { Provider } from "@meter/contracts";
-import type { TextProvider } from "../provider";
+import type { TextProvider, UpstreamKeys } from "../provider";
 import { remoteProvider, type WireProtocol } from "../shared/remote-provider";
 import { toChatCompletionsBody } from "./map-request";
 import { fromChatCompletionsBody } from "./map-response";
@@ -13,6 +13,6 @@ export const openaiChatProtocol: WireProtocol = {
   mapResponse: fromChatCompletionsBody,
 };
 
-export function createOpenAIChatProvider(provider: Provider, env: NodeJS.ProcessEnv): TextProvider {
-  return remoteProvider(openaiChatProtocol, provider, env);
+export function createOpenAIChatProvider(provider: Provider, keys: UpstreamKeys): TextProvider {
+  return remoteProvider(openaiChatProtocol, provider, keys);
 }

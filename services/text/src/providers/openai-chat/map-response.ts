@@ -25,7 +25,11 @@ const ChatCompletion = z.looseObject({
 export function fromChatCompletionsBody(body: unknown, status: number): ProviderResult {
   const parsed = ChatCompletion.safeParse(body);
   if (!parsed.success) {
-    throw new UpstreamError("unknown", `openai-chat: the ${status} answer is not a chat completion (${parsed.error.issues[0]?.message ?? "bad shape"})`, status);
+    throw new UpstreamError(
+      "unknown",
+      `openai-chat: the ${status} answer is not a chat completion (${parsed.error.issues[0]?.message ?? "bad shape"})`,
+      status,
+    );
   }
   const completion = parsed.data;
   const choice = completion.choices[0]!;

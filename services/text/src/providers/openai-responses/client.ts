@@ -1,5 +1,5 @@
 import type { Provider } from "@meter/contracts";
-import type { TextProvider } from "../provider";
+import type { TextProvider, UpstreamKeys } from "../provider";
 import { remoteProvider, type WireProtocol } from "../shared/remote-provider";
 import { toResponsesBody } from "./map-request";
 import { fromResponsesBody } from "./map-response";
@@ -13,6 +13,6 @@ export const openaiResponsesProtocol: WireProtocol = {
   mapResponse: fromResponsesBody,
 };
 
-export function createOpenAIResponsesProvider(provider: Provider, env: NodeJS.ProcessEnv): TextProvider {
-  return remoteProvider(openaiResponsesProtocol, provider, env);
+export function createOpenAIResponsesProvider(provider: Provider, keys: UpstreamKeys): TextProvider {
+  return remoteProvider(openaiResponsesProtocol, provider, keys);
 }

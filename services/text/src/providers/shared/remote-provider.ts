@@ -1,5 +1,5 @@
 import type { Provider } from "@meter/contracts";
-import { UpstreamError, type ProviderRequest, type ProviderResult, type TextProvider } from "../provider";
+import { UpstreamError, type ProviderRequest, type ProviderResult, type TextProvider, type UpstreamKeys } from "../provider";
 import { postUpstreamJson } from "./upstream-http";
 
 /** What differs between the wire protocols; the transport and the failure rules are shared. */
@@ -14,14 +14,14 @@ export interface WireProtocol {
   mapResponse(body: unknown, status: number): ProviderResult;
 }
 
-/** A TextProvider for an upstream reached over HTTP. Settings are read per call, so env changes apply at once. */
-export function remoteProvider(protocol: WireProtocol, provider: Provider, env: NodeJS.ProcessEnv): TextProvider {
+/** A TextProvider for an upstream reached over HTTP. */
+export function remoteProvider(protocol: WireProtocol, provider: Provider, keys: UpstreamKeys): TextProvider {
   return {
     async complete(request, options) {
       try {
         const baseUrl = provider.base_url;
         if (!baseUrl) throw new UpstreamError("not_sent", `${protocol.vendor}: the catalog entry has no base_url`);
-        const apiKey = readApiKey(protocol.vendor, provider, env);
+        const apiKey = readApiKey(protocol.vendor, provider, keys);
         const { status, body } = await postUpstreamJson({
           vendor: protocol.vendor,
           url: baseUrl.replace(/\/+$/, "") + protocol.path,
@@ -41,11 +41,11 @@ export function remoteProvider(protocol: WireProtocol, provider: Provider, env: 
   };
 }
 
-function readApiKey(vendor: string, provider: Provider, env: NodeJS.ProcessEnv): string | undefined {
+function readApiKey(vendor: string, provider: Provider, keys: UpstreamKeys): string | undefined {
   if (!provider.api_key_env) return undefined;
-  const key = env[provider.api_key_env];
+  const key = keys.get(provider.api_key_env);
   if (!key) {
-    throw new UpstreamError("not_sent", `${vendor}: the environment variable ${provider.api_key_env} (the upstream API key) is not set`);
+    throw new UpstreamError("not_sent", `${vendor}: the upstream API key ${provider.api_key_env} is not configured`);
   }
   return key;
 }

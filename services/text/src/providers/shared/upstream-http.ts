@@ -1,4 +1,5 @@
 import { Agent, request, type Dispatcher } from "undici";
+import { trackSending } from "@meter/service-kit";
 import { UpstreamError } from "../provider";
 import { upstreamErrorMessage } from "./error-message";
 
@@ -42,7 +43,7 @@ export interface UpstreamPost {
  * POSTs JSON and returns the parsed 2xx body, or throws an UpstreamError whose kind says what may have
  * happened to the money.
  *
- * Whether the request was sent is not guessed from error codes: an interceptor sees undici hand the
+ * Whether the request was sent is not guessed from error codes: trackSending sees undici hand the
  * request to a connected socket, right before the first byte is written. A failure before that point
  * (DNS, refused, connect timeout, TLS, an abort while connecting) is `not_sent`; any failure after it
  * without a status line is `unknown`. `timeoutMs` bounds the whole call, answer body included.
@@ -78,16 +79,10 @@ export async function postUpstreamJson(call: UpstreamPost): Promise<{ status: nu
     }
     if (deadline.signal.aborted) throw failure(undefined, "not sent");
 
-    const dispatcher = agentFor(url.origin).compose(
-      (dispatch) => (opts, handler) =>
-        dispatch(
-          opts,
-          new WriteTracker(handler, () => {
-            // An aborted request is still handed a socket, and undici then cancels it before writing.
-            if (!deadline.signal.aborted) written = true;
-          }),
-        ),
-    );
+    const dispatcher = trackSending(agentFor(url.origin), () => {
+      // An aborted request is still handed a socket, and undici then cancels it before writing.
+      if (!deadline.signal.aborted) written = true;
+    });
 
     let res: Dispatcher.ResponseData;
     try {
@@ -140,39 +135,6 @@ export async function postUpstreamJson(call: UpstreamPost): Promise<{ status: nu
  */
 export function kindOfStatus(status: number): "rejected" | "failed" {
   return status === 408 || status === 429 || status >= 500 ? "failed" : "rejected";
-}
-
-/** Passes every callback through, and reports the moment the request is handed to a connected socket. */
-class WriteTracker implements Dispatcher.DispatchHandler {
-  constructor(
-    private readonly inner: Dispatcher.DispatchHandler,
-    private readonly onWrite: () => void,
-  ) {}
-
-  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
-    this.onWrite();
-    this.inner.onRequestStart?.(controller, context);
-  }
-
-  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler["onRequestUpgrade"]>>): void {
-    this.inner.onRequestUpgrade?.(...args);
-  }
-
-  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler["onResponseStart"]>>): void {
-    this.inner.onResponseStart?.(...args);
-  }
-
-  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler["onResponseData"]>>): void {
-    this.inner.onResponseData?.(...args);
-  }
-
-  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler["onResponseEnd"]>>): void {
-    this.inner.onResponseEnd?.(...args);
-  }
-
-  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler["onResponseError"]>>): void {
-    this.inner.onResponseError?.(...args);
-  }
 }
 
 /**

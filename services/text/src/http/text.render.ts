@@ -1,6 +1,6 @@
-import { ErrorCatalog, type BillingObject, type ErrorCode } from "@meter/contracts";
+import { ErrorCatalog, type BillingObject } from "@meter/contracts";
 import { errorBody } from "@meter/service-kit";
-import type { StoredError, TextRecord } from "../repositories/text-request.repository";
+import type { TextRecord } from "../domain/text-record";
 
 /**
  * Every answer is rendered from the stored record alone (ids derived from the record id, times from
@@ -68,26 +68,22 @@ export function renderPending(r: TextRecord): HttpAnswer {
   const body = {
     id: `${r.endpoint === "messages" ? "msg" : "resp"}_${hex(r.id)}`,
     type: "pending",
-    status: waitingForUpstream && r.attempts === 0 ? "in_progress" : "reconciling",
+    status: waitingForUpstream && r.attempts <= 1 ? "in_progress" : "reconciling",
     billing: billingOf(r),
   };
   const retryAfter = Math.max(1, Math.ceil((r.nextAttemptAt.getTime() - Date.now()) / 1000));
   return { status: 202, body: JSON.stringify(body), headers: { "retry-after": String(Math.min(retryAfter, 60)) } };
 }
 
+/** The stored error, with the id of the request that produced it: the same bytes on every replay. */
 export function renderFailed(r: TextRecord): HttpAnswer {
-  const stored = r.error!;
-  return { status: stored.status, body: stored.body, headers: {} };
+  const { code, message } = r.error!;
+  const status = ErrorCatalog[code];
+  return { status, body: JSON.stringify(errorBody(code, message, status, r.requestId ?? undefined)), headers: {} };
 }
 
 export function renderRecord(r: TextRecord): HttpAnswer {
   if (r.state === "completed") return renderCompleted(r);
   if (r.state === "failed") return renderFailed(r);
   return renderPending(r);
-}
-
-/** An error answer fixed at the time it happened, to be replayed as it was. */
-export function renderError(code: ErrorCode, message: string, requestId?: string): StoredError {
-  const status = ErrorCatalog[code];
-  return { status, body: JSON.stringify(errorBody(code, message, status, requestId)) };
 }

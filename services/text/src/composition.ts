@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import type { Express } from "express";
+import { CommandQueues } from "@meter/contracts";
+import { connectBus, startOutboxRelay, type Bus, type Consumer } from "@meter/messaging";
+import { BillingClient, CatalogCache } from "@meter/service-clients";
+import { createInternalAuth, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createApp } from "./app";
+import type { TextConfig } from "./config";
+import { startCatalogChangedConsumer } from "./consumers/catalog-changed.consumer";
+import { createDatabase, type TextDatabase } from "./db";
+import { closeUpstreamAgents, createProvider } from "./providers";
+import { TextRequestRepository } from "./repositories/text-request.repository";
+import { HoldAuditService } from "./services/hold-audit.service";
+import { QuoteService } from "./services/quote.service";
+import { Reconciler } from "./services/reconciler.service";
+import { TextRequestService } from "./services/text-request.service";
+import { TextRunner } from "./services/text-runner";
+
+/** The body limit of the text endpoints: the gateway's 10 MiB plus room for JSON framing. */
+const BODY_LIMIT_BYTES = 10 * 1024 * 1024 + 64 * 1024;
+
+export interface TextComposition {
+  app: Express;
+  database: TextDatabase;
+  runner: TextRunner;
+  reconciler: Reconciler;
+  catalog: CatalogCache;
+  workerId: string;
+  close(): Promise<void>;
+}
+
+/** What tests may replace; main.ts passes only the logger. */
+export interface TextOverrides {
+  logger: Logger;
+  auth?: InternalAuth;
+}
+
+/**
+ * The composition root: the text service built from its settings, the same way for main.ts and the
+ * tests. Connects to its database, the bus and billing; starts the outbox relay (hold commands to
+ * billing), the catalog cache and the reconciler.
+ */
+export async function compose(config: TextConfig, overrides: TextOverrides): Promise<TextComposition> {
+  const { logger } = overrides;
+  const auth = overrides.auth ?? createInternalAuth("text", config);
+  const workerId = randomUUID();
+  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", logger });
+  // Hold commands sent while billing-ledger has never run must wait in its queue, not be unroutable.
+  await bus.declareQueue(CommandQueues.billingHoldCommands);
+  const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
+  const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
+  const billing = new BillingClient(billingHttp);
+  const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
+  const repo = new TextRequestRepository(database.pool);
+  const relay = startOutboxRelay({ db: database.prisma, bus, logger });
+  const runner = new TextRunner({
+    repo,
+    billing,
+    providerFor: (p) => createProvider(p, config.upstreamKeys),
+    logger,
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    onOutbox: () => relay.kick(),
+    maxAttempts: config.TEXT_MAX_ATTEMPTS,
+    upstreamRetryDelaysMs: config.TEXT_UPSTREAM_RETRY_DELAYS_MS,
+    parkBaseMs: config.TEXT_PARK_BASE_MS,
+  });
+  const reconciler = new Reconciler(repo, runner, logger, {
+    workerId,
+    intervalMs: config.RECONCILE_INTERVAL_MS,
+    staleMs: config.WORKER_STALE_MS,
+    leaseMs: config.TEXT_RECORD_LEASE_MS,
+    retentionMs: config.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+  });
+  await catalog.refresh().catch((e: unknown) => logger.warn({ err: e }, "catalog not loaded yet; requests get 503 until it is"));
+  catalog.start();
+  const catalogEvents: Consumer | undefined = await startCatalogChangedConsumer(bus, catalog, logger).catch((e: unknown) => {
+    logger.warn({ err: e }, "not listening for catalog changes; the periodic refresh applies them");
+    return undefined;
+  });
+  await reconciler.start();
+
+  const app = createApp({
+    auth,
+    logger,
+    metrics: new Metrics("text"),
+    requests: new TextRequestService({
+      repo,
+      runner,
+      billing,
+      catalog,
+      keys: config.upstreamKeys,
+      workerId,
+      syncTimeoutMs: config.TEXT_SYNC_TIMEOUT_MS,
+      leaseMs: config.TEXT_RECORD_LEASE_MS,
+      logger,
+    }),
+    quotes: new QuoteService(catalog, config.DEFAULT_MAX_OUTPUT_TOKENS, config.upstreamKeys),
+    audit: new HoldAuditService(repo),
+    defaultMaxTokens: config.DEFAULT_MAX_OUTPUT_TOKENS,
+    bodyLimitBytes: BODY_LIMIT_BYTES,
+    readiness: [
+      // Its own database only: readiness that waited for billing-ledger (the catalog) would take every
+      // replica out of service while billing rolls out. Until the catalog loads (it retries on its own
+      // timer), requests are refused with 503 and nothing reserved.
+      { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
+    ],
+  });
+
+  return {
+    app,
+    database,
+    runner,
+    reconciler,
+    catalog,
+    workerId,
+    async close() {
+      catalog.stop();
+      await catalogEvents?.stop();
+      await runner.drain(10_000);
+      await reconciler.stop();
+      await relay.stop();
+      await bus.close();
+      await billingHttp.close();
+      await closeUpstreamAgents();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import type { ErrorCode, Provider, TextTariff } from "@meter/contracts";
+import type { ProviderRequest } from "../providers/provider";
+
+export type TextEndpoint = "messages" | "responses";
+
+/**
+ * Everything needed to run a request to the end, fixed when it is accepted and stored with it: the
+ * upstream call, the provider, and the tariff it was priced at (a hold keeps the price it was placed
+ * at, even if the catalog changes while it runs).
+ */
+export interface TextPlan {
+  endpoint: TextEndpoint;
+  model: string;
+  provider: Provider;
+  tariff: TextTariff;
+  request: ProviderRequest;
+  inputTokensEstimate: number;
+  estimatedCost: number;
+}
+
+/**
+ * `reserving`: claimed; the hold is being placed and the upstream called (both repeated on a later
+ * attempt). `completed` and `failed` are final, each committed with the command that settles or
+ * releases the hold.
+ */
+export type TextState = "reserving" | "completed" | "failed";
+
+export interface TextResult {
+  text: string;
+  stop_reason: "end_turn" | "max_tokens";
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/** A failed request's error, kept to be answered again, the same, on every replay. */
+export interface StoredError {
+  code: ErrorCode;
+  message: string;
+}
+
+export interface TextRecord {
+  /** Derived from (key, endpoint, Idempotency-Key): see request-identity.ts. */
+  id: string;
+  keyId: string;
+  userId: string;
+  organizationId: string;
+  endpoint: TextEndpoint;
+  idempotencyKey: string;
+  /** The creating request's x-request-id (none for records older than the column). */
+  requestId: string | null;
+  fingerprint: string;
+  model: string;
+  plan: TextPlan;
+  estimatedCost: number;
+  /** The hold of this request: first the record's own id, a fresh one if that id was already used up. */
+  holdId: string;
+  state: TextState;
+  result: TextResult | null;
+  cost: number | null;
+  error: StoredError | null;
+  /** Attempts started, each of which may call the upstream once; bounded (see text-runner.ts). */
+  attempts: number;
+  /** The process driving it; another takes it over when that one's heartbeat stops. */
+  ownerId: string | null;
+  /** When its owner takes it up again (a parked record), or its lease while it is being driven. */
+  nextAttemptAt: Date;
+  createdAt: Date;
+}
+
+export type NewTextRecord = Omit<TextRecord, "state" | "result" | "cost" | "error">;
+
+/** What makes a record final, committed together with the hold's resolution. */
+export type FinalOutcome =
+  | { record: TextRecord; state: "completed"; result: TextResult; cost: number }
+  | { record: TextRecord; state: "failed"; error: StoredError; releaseReason: string };
