@@ -1,49 +1,13 @@
 import type { Express } from "express";
-import { createServiceApp, requireIdentity, type Logger, type Metrics, type ReadinessCheck } from "@meter/service-kit";
-import type { ObjectStore } from "./adapters/object-store";
-import type { Db } from "./db";
+import { createServiceApp, requireIdentity, type Logger, type Metrics, type ReadinessCheck, type InternalAuth } from "@meter/service-kit";
+import type { FilesServices } from "./composition";
+import { cabinetRoutes } from "./http/cabinet.routes";
 import { fileRoutes } from "./http/files.routes";
 import { internalRoutes } from "./http/internal.routes";
 import { uploadRoutes } from "./http/uploads.routes";
-import type { Clock, FilesPolicy } from "./policy";
-import { FileRepository } from "./repositories/file.repository";
-import { CompletionService } from "./services/completion.service";
-import { FileService } from "./services/file.service";
-import { JobResultService } from "./services/job-result.service";
-import { UploadService } from "./services/upload.service";
-import type { UploadLinkService } from "./services/upload-link.service";
-
-export interface FilesServices {
-  files: FileService;
-  uploads: UploadService;
-  completion: CompletionService;
-  results: JobResultService;
-}
-
-export interface FilesServicesDeps {
-  db: Db;
-  store: ObjectStore;
-  links: UploadLinkService;
-  policy: FilesPolicy;
-  clock: Clock;
-  logger: Logger;
-  /** Wakes the outbox relay after a verification message was committed. */
-  kickOutbox: () => void;
-}
-
-export function createFilesServices(deps: FilesServicesDeps): FilesServices {
-  const files = new FileRepository(deps.db);
-  const shared = { files, store: deps.store, clock: deps.clock, logger: deps.logger };
-  return {
-    files: new FileService({ ...shared, links: deps.links, policy: deps.policy }),
-    uploads: new UploadService({ ...shared, links: deps.links }),
-    completion: new CompletionService({ files, policy: deps.policy, clock: deps.clock, kickOutbox: deps.kickOutbox }),
-    results: new JobResultService({ ...shared, policy: deps.policy }),
-  };
-}
 
 export interface AppDeps {
-  internalSecret: string;
+  auth: InternalAuth;
   logger: Logger;
   metrics: Metrics;
   services: FilesServices;
@@ -59,12 +23,19 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const { services } = deps;
   return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: deps.readiness }, (app) => {
-    app.use("/internal/v1", requireIdentity(deps.internalSecret, ["service"]), internalRoutes(services));
-    app.use("/v1/uploads", requireIdentity(deps.internalSecret, ["anonymous"]), uploadRoutes(services));
+    // Streamed bodies (job results, uploads) are not in the signature; their own checks guard them.
+    app.use(
+      "/internal/v1",
+      requireIdentity(deps.auth, { kinds: ["service"], from: ["media-jobs", "media-jobs-worker"], streamedBody: true }),
+      internalRoutes(services),
+    );
+    app.use("/v1/uploads", requireIdentity(deps.auth, { kinds: ["anonymous"], from: ["gateway"], streamedBody: true }), uploadRoutes(services));
     app.use(
       "/v1/files",
-      requireIdentity(deps.internalSecret, ["key"]),
+      requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }),
       fileRoutes({ files: services.files, completion: services.completion, publicBaseUrl: deps.publicBaseUrl }),
     );
+    // The web cabinet: a signed-in member's own files, read only.
+    app.use("/cabinet/v1/files", requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }), cabinetRoutes({ files: services.files }));
   });
 }

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { z } from "zod";
-import { CommonConfig, env, parseConfig } from "@meter/config";
+import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 import type { RetryPolicy } from "@meter/messaging";
 import type { S3ObjectStoreOptions } from "./adapters/s3-object-store";
 import { DEFAULT_POLICY, type FilesPolicy } from "./policy";
@@ -8,10 +8,10 @@ import { DEFAULT_POLICY, type FilesPolicy } from "./policy";
 const MiB = 1024 * 1024;
 
 export const FilesConfig = CommonConfig.extend({
-  FILES_PORT: env.port(8083),
+  FILES_PORT: serviceEnv.port("files"),
   /** The worker's own /healthz, /readyz and /metrics (0: any free port, as the local runner and tests use). */
   FILES_WORKER_PORT: env.port(8093),
-  FILES_DATABASE_URL: env.url("postgresql://postgres@127.0.0.1:5432/meter_files"),
+  FILES_DATABASE_URL: serviceEnv.databaseUrl("files"),
   RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
   /**
@@ -19,7 +19,11 @@ export const FilesConfig = CommonConfig.extend({
    * request's X-Forwarded-Proto/-Host (or Host), which the gateway sets.
    */
   PUBLIC_BASE_URL: env.optionalUrl(),
-  /** Signs upload links. Unset: derived from INTERNAL_SECRET, so links survive restarts and agree across replicas. */
+  /**
+   * Signs upload links. Unset: derived from INTERNAL_SIGNING_KEY (the files service's own key), so
+   * links survive restarts and agree across replicas; rotating that key then voids the links of the
+   * last 300 s.
+   */
   FILES_UPLOAD_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(32).optional()),
   MAX_FILE_BYTES: env.int(50 * MiB, { min: 1 }),
   /** Per user, across organizations (CONTRACT.md). */
@@ -47,8 +51,10 @@ export const FilesConfig = CommonConfig.extend({
   SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
   /** A file still `verifying` this long after its last request is sent to the worker again. */
   VERIFY_REQUEUE_AFTER_MS: env.int(15 * 60_000, { min: 1_000 }),
-  /** An upload still streaming this long after it started is taken as abandoned and expired. */
-  UPLOAD_STALE_AFTER_MS: env.int(60 * 60_000, { min: 60_000 }),
+  /** A streaming PUT renews its claim every third of this; a claim not renewed this long is its dead process's. */
+  UPLOAD_LEASE_MS: env.int(30_000, { min: 1_000 }),
+  /** A PUT whose body stalls this long is stopped (the link can be used again at once). */
+  UPLOAD_IDLE_TIMEOUT_MS: env.int(60_000, { min: 1_000 }),
 }).refine((c) => c.MAX_FILE_BYTES <= c.CLAMD_STREAM_MAX_BYTES, {
   message: "MAX_FILE_BYTES must not exceed CLAMD_STREAM_MAX_BYTES: clamd could not scan such a file",
   path: ["MAX_FILE_BYTES"],
@@ -59,9 +65,9 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): FilesConfig
   return parseConfig(FilesConfig, source);
 }
 
-/** The upload-link key: its own setting, else one derived from INTERNAL_SECRET (never the shared key itself). */
-export function uploadSecretOf(config: Pick<FilesConfig, "FILES_UPLOAD_SECRET" | "INTERNAL_SECRET">): string {
-  return config.FILES_UPLOAD_SECRET ?? createHmac("sha256", config.INTERNAL_SECRET).update("meter files upload links v1").digest("hex");
+/** The upload-link key: its own setting, else one derived from the service's signing key (never that key itself). */
+export function uploadSecretOf(config: Pick<FilesConfig, "FILES_UPLOAD_SECRET" | "INTERNAL_SIGNING_KEY">): string {
+  return config.FILES_UPLOAD_SECRET ?? createHmac("sha256", config.INTERNAL_SIGNING_KEY).update("meter files upload links v1").digest("hex");
 }
 
 export function policyOf(config: FilesConfig): FilesPolicy {
@@ -71,7 +77,8 @@ export function policyOf(config: FilesConfig): FilesPolicy {
     quotaBytes: config.FILE_QUOTA_BYTES,
     completeWaitMs: config.COMPLETE_WAIT_MS,
     verifyRequeueAfterMs: config.VERIFY_REQUEUE_AFTER_MS,
-    uploadStaleAfterMs: config.UPLOAD_STALE_AFTER_MS,
+    uploadLeaseMs: config.UPLOAD_LEASE_MS,
+    uploadIdleTimeoutMs: config.UPLOAD_IDLE_TIMEOUT_MS,
   };
 }
 

@@ -10,12 +10,10 @@ export const FilesErrors = {
   fileTooLarge: (max: number) => new AppError("payload_too_large", `size_bytes: a file may be at most ${max} bytes`),
   typeNotAccepted: (type: string) =>
     new AppError("unsupported_media_type", `mime_type: ${type} is not accepted; upload one of ${UploadMimeType.options.join(", ")}`),
-  quotaExceeded: (quota: number) =>
-    new AppError("file_quota_exceeded", `this file would take the user's stored files over the quota of ${quota} bytes`),
+  quotaExceeded: (quota: number) => new AppError("file_quota_exceeded", `this file would take the user's stored files over the quota of ${quota} bytes`),
   invalidUploadLink: () => new AppError("invalid_upload_link", "the upload link is not valid"),
   uploadLinkExpired: () => new AppError("upload_link_expired", "the upload link has expired; create the file again"),
-  invalidUploadHeaders: (problem: string) =>
-    new AppError("invalid_upload_headers", `${problem}; send exactly the headers given in upload.headers`),
+  invalidUploadHeaders: (problem: string) => new AppError("invalid_upload_headers", `${problem}; send exactly the headers given in upload.headers`),
   tooManyBytes: (declared: number) =>
     new AppError("payload_too_large", `the upload is larger than the declared ${declared} bytes`, { headers: { connection: "close" } }),
   uploadAlreadyCompleted: (status: string) =>

@@ -17,8 +17,13 @@ export interface FilesPolicy {
   completePollMs: number;
   /** A file `verifying` this long after its last request gets another (the first may have been dead-lettered). */
   verifyRequeueAfterMs: number;
-  /** An upload `uploading` this long is taken as abandoned (its process died mid-stream). */
-  uploadStaleAfterMs: number;
+  /**
+   * How long a streaming PUT's claim holds without renewal (renewed every third of it). Past it, with
+   * its link dead too, an upload no longer counts against the quota and is expired.
+   */
+  uploadLeaseMs: number;
+  /** A PUT whose body stalls this long is stopped, so a vanished client does not hold the file. */
+  uploadIdleTimeoutMs: number;
 }
 
 export const DEFAULT_POLICY: FilesPolicy = {
@@ -29,5 +34,6 @@ export const DEFAULT_POLICY: FilesPolicy = {
   completeWaitMs: 5_000,
   completePollMs: 100,
   verifyRequeueAfterMs: 15 * 60_000,
-  uploadStaleAfterMs: 60 * 60_000,
+  uploadLeaseMs: 30_000,
+  uploadIdleTimeoutMs: 60_000,
 };

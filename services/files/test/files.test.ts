@@ -20,7 +20,7 @@ describe("POST /v1/files", () => {
   it("answers 201 with the record and a signed upload link", async () => {
     const user = h.user();
     const before = Date.now();
-    const res = await h.call("POST", "/v1/files", user).send(valid());
+    const res = await h.call("POST", "/v1/files", user, valid());
     expect(res.status).toBe(201);
     const file = res.body as FileRecord;
     expect(file).toMatchObject({
@@ -45,11 +45,7 @@ describe("POST /v1/files", () => {
   });
 
   it("builds the link on the forwarded origin", async () => {
-    const res = await h
-      .call("POST", "/v1/files", h.user())
-      .set("x-forwarded-proto", "https")
-      .set("x-forwarded-host", "api.example.test")
-      .send(valid());
+    const res = await h.call("POST", "/v1/files", h.user(), valid()).set("x-forwarded-proto", "https").set("x-forwarded-host", "api.example.test");
     expect(res.status).toBe(201);
     expect((res.body as FileRecord).upload!.url).toMatch(/^https:\/\/api\.example\.test\/v1\/uploads\//);
   });
@@ -68,7 +64,7 @@ describe("POST /v1/files", () => {
     ["an uppercase hash", { sha256: "A".repeat(64) }, "invalid_request"],
     ["a short hash", { sha256: "a".repeat(63) }, "invalid_request"],
   ])("refuses %s with 400", async (_what, over, code) => {
-    const res = await h.call("POST", "/v1/files", h.user()).send(valid(over));
+    const res = await h.call("POST", "/v1/files", h.user(), valid(over));
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(code);
   });
@@ -79,13 +75,18 @@ describe("POST /v1/files", () => {
     ["a size over MAX_FILE_BYTES", { size_bytes: 1024 * 1024 + 1 }, 413, "payload_too_large"],
   ])("refuses %s (%i %s), keeping nothing", async (_what, over, status, code) => {
     const owner = h.user();
-    const res = await h.call("POST", "/v1/files", owner).send(valid(over));
+    const res = await h.call("POST", "/v1/files", owner, valid(over));
     expect({ status: res.status, code: res.body.error.code }).toEqual({ status, code });
     expect((await h.call("GET", "/v1/files", owner)).body.data).toEqual([]);
   });
 
   it("accepts unicode names and the largest allowed size", async () => {
-    const res = await h.call("POST", "/v1/files", h.user()).send(valid({ filename: "отчёт 2024 (final).pdf", mime_type: "application/pdf", size_bytes: 1024 * 1024 }));
+    const res = await h.call(
+      "POST",
+      "/v1/files",
+      h.user(),
+      valid({ filename: "отчёт 2024 (final).pdf", mime_type: "application/pdf", size_bytes: 1024 * 1024 }),
+    );
     expect(res.status).toBe(201);
   });
 
@@ -95,7 +96,7 @@ describe("POST /v1/files", () => {
   });
 
   it("refuses callers that are not key holders", async () => {
-    const anonymous = await h.call("POST", "/v1/files", { kind: "anonymous" }).send(valid());
+    const anonymous = await h.call("POST", "/v1/files", { kind: "anonymous" }, valid());
     expect(anonymous.status).toBe(403);
     const unsigned = await h.call("GET", "/v1/files", h.user()).set("x-meter-signature", "0".repeat(64));
     expect(unsigned.status).toBe(401);
@@ -142,13 +143,16 @@ describe("reading, listing, deleting", () => {
   it("serves a verified file's bytes with its type and length", async () => {
     const user = h.user();
     const content = png();
-    const file = await h.uploaded(user, content, "image/png", { filename: "фото \"1\".png" });
+    const file = await h.uploaded(user, content, "image/png", { filename: 'фото "1".png' });
     expect((await h.complete(user, file.id)).body.status).toBe("verified");
-    const res = await h.call("GET", `/v1/files/${file.id}/content`, user).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on("data", (c: Buffer) => chunks.push(c));
-      r.on("end", () => cb(null, Buffer.concat(chunks)));
-    });
+    const res = await h
+      .call("GET", `/v1/files/${file.id}/content`, user)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on("data", (c: Buffer) => chunks.push(c));
+        r.on("end", () => cb(null, Buffer.concat(chunks)));
+      });
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toBe("image/png");
     expect(res.headers["content-length"]).toBe(String(content.length));
@@ -217,9 +221,7 @@ describe("the quota", () => {
     h.policy.maxFileBytes = MAX;
     try {
       await seedUsage(user.user_id, seeded);
-      const results = await Promise.all(
-        Array.from({ length: 20 }, () => h.call("POST", "/v1/files", user).send(valid({ size_bytes: size }))),
-      );
+      const results = await Promise.all(Array.from({ length: 20 }, () => h.call("POST", "/v1/files", user, valid({ size_bytes: size }))));
       const created = results.filter((r) => r.status === 201).length;
       const refused = results.filter((r) => r.status === 422 && r.body.error.code === "file_quota_exceeded").length;
       expect(created).toBe(admissible);
@@ -236,11 +238,11 @@ describe("the quota", () => {
     await seedUsage(user.user_id, QUOTA - 1500);
     const first = await h.create(user, valid({ size_bytes: 1000 }));
     const otherOrg = { ...user, organization_id: h.user().organization_id };
-    const refused = await h.call("POST", "/v1/files", otherOrg).send(valid({ size_bytes: 1000 }));
+    const refused = await h.call("POST", "/v1/files", otherOrg, valid({ size_bytes: 1000 }));
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe("file_quota_exceeded");
     expect((await h.call("DELETE", `/v1/files/${first.id}`, user)).status).toBe(200);
-    expect((await h.call("POST", "/v1/files", otherOrg).send(valid({ size_bytes: 1000 }))).status).toBe(201);
+    expect((await h.call("POST", "/v1/files", otherOrg, valid({ size_bytes: 1000 }))).status).toBe(201);
   });
 
   it("frees a rejected file's share", async () => {
@@ -248,10 +250,10 @@ describe("the quota", () => {
     const content = png();
     await seedUsage(user.user_id, QUOTA - content.length);
     const file = await h.uploaded(user, content, "application/pdf");
-    expect((await h.call("POST", "/v1/files", user).send(valid({ size_bytes: 1 }))).status).toBe(422);
+    expect((await h.call("POST", "/v1/files", user, valid({ size_bytes: 1 }))).status).toBe(422);
     const done = await h.complete(user, file.id);
     expect(done.body).toMatchObject({ status: "rejected", rejection: { code: "mime_mismatch" } });
-    expect((await h.call("POST", "/v1/files", user).send(valid({ size_bytes: content.length }))).status).toBe(201);
+    expect((await h.call("POST", "/v1/files", user, valid({ size_bytes: content.length }))).status).toBe(201);
   });
 
   /** Verified uploads of the user, written directly: what 200 real 50 MiB uploads would leave. */

@@ -1,20 +1,23 @@
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
-import { InternalHttpError } from "@meter/service-kit";
-import { FilesInternalClient } from "../src/client/files-internal.client";
-import { png, sha256, startFiles, TEST_SECRET, type FilesHarness } from "./support/files-harness";
+import { FilesClient } from "@meter/service-clients";
+import { InternalClient, InternalHttpError } from "@meter/service-kit";
+import { testAuth } from "@meter/testing";
+import { png, sha256, startFiles, type FilesHarness } from "./support/files-harness";
 
 /** The internal API media-jobs uses, through its client: input checks, input bytes, job results. */
 let h: FilesHarness;
-let client: FilesInternalClient;
+let http: InternalClient;
+let client: FilesClient;
 
 beforeAll(async () => {
   h = await startFiles({ policy: { quotaBytes: 1_000 } });
-  client = new FilesInternalClient({ baseUrl: h.url, secret: TEST_SECRET, service: "media-jobs" });
+  http = new InternalClient({ baseUrl: h.url, auth: testAuth("media-jobs"), audience: "files" });
+  client = new FilesClient(http);
 }, 120_000);
 
 afterAll(async () => {
-  await client?.close();
+  await http?.close();
   await h?.close();
 });
 
@@ -34,7 +37,12 @@ describe("input files", () => {
     const content = png();
     const file = await h.uploaded(owner, content, "image/png");
     expect((await h.complete(owner, file.id)).body.status).toBe("verified");
-    expect(await client.verifiedFile(owner.user_id, file.id)).toMatchObject({ id: file.id, status: "verified", size_bytes: content.length, mime_type: "image/png" });
+    expect(await client.verifiedFile(owner.user_id, file.id)).toMatchObject({
+      id: file.id,
+      status: "verified",
+      size_bytes: content.length,
+      mime_type: "image/png",
+    });
     const read = await client.readFile(owner.user_id, file.id);
     expect(read).toMatchObject({ mimeType: "image/png", sizeBytes: content.length });
     const chunks: Buffer[] = [];

@@ -1,4 +1,5 @@
-import { png, sha256, startFiles, type FilesHarness } from "./support/files-harness";
+import { randomUUID } from "node:crypto";
+import { chunks, png, sha256, startFiles, type FilesHarness } from "./support/files-harness";
 
 /** Expiry and the sweeper, with the clock moved instead of waited for. */
 let h: FilesHarness;
@@ -22,11 +23,11 @@ const request = (size = 600) => ({ filename: "a.png", mime_type: "image/png" as 
 it("an upload link never used expires after 300 s and frees its quota", async () => {
   const user = h.user();
   const file = await h.create(user, request());
-  expect((await h.call("POST", "/v1/files", user).send(request())).status).toBe(422);
+  expect((await h.call("POST", "/v1/files", user, request())).status).toBe(422);
   h.clock.advance(300_001);
   // Freed and gone at once, before any sweep.
   expect((await h.call("GET", `/v1/files/${file.id}`, user)).status).toBe(404);
-  expect((await h.call("POST", "/v1/files", user).send(request())).status).toBe(201);
+  expect((await h.call("POST", "/v1/files", user, request())).status).toBe(201);
   await h.retention.sweep();
   expect((await h.repository.find(file.id))?.status).toBe("expired");
 });
@@ -51,19 +52,44 @@ it("a file expires 7 days after creation: record gone, object deleted, quota fre
   const row = await h.db.file.findUnique({ where: { id: file.id } });
   expect(row).toMatchObject({ status: "expired" });
   expect(row?.objectPurgedAt).not.toBeNull();
-  expect((await h.call("POST", "/v1/files", user).send(request(1_000))).status).toBe(201);
+  expect((await h.call("POST", "/v1/files", user, request(1_000))).status).toBe(201);
 });
 
-it("an upload abandoned mid-stream (its process died) expires after the stale window", async () => {
+it("an upload whose PUT died expires once both its link and its lease are over, and its object is deleted", async () => {
   const user = h.user();
   const file = await h.create(user, request());
-  await h.db.file.update({ where: { id: file.id }, data: { status: "uploading", uploadStartedAt: h.clock.now() } });
-  h.clock.advance(h.policy.uploadStaleAfterMs - 1_000);
+  // As a PUT in a process that then died leaves it: claimed under an attempt, part of the bytes stored.
+  const attemptId = randomUUID();
+  const key = `uploads/${file.id}/${attemptId}`;
+  const partial = Buffer.from("part of the bytes");
+  await h.objects.put(key, chunks(partial), partial.length, "image/png");
+  const now = h.clock.now();
+  await h.db.file.update({
+    where: { id: file.id },
+    data: {
+      status: "uploading",
+      uploadStartedAt: now,
+      uploadAttemptId: attemptId,
+      uploadStreamer: "gone/1",
+      uploadLeaseExpiresAt: new Date(now.getTime() + 400_000),
+      objectKey: key,
+    },
+  });
+
+  // The link is dead but the lease says a PUT is still streaming: it may yet finish, so it stays and counts.
+  h.clock.advance(300_001);
   await h.retention.sweep();
   expect((await h.repository.find(file.id))?.status).toBe("uploading");
-  h.clock.advance(2_000);
+  expect((await h.call("GET", `/v1/files/${file.id}`, user)).status).toBe(200);
+  expect((await h.call("POST", "/v1/files", user, request())).status).toBe(422);
+
+  // Nobody renewed the lease: the upload can never complete.
+  h.clock.advance(100_000);
+  expect((await h.call("GET", `/v1/files/${file.id}`, user)).status).toBe(404);
+  expect((await h.call("POST", "/v1/files", user, request())).status).toBe(201);
   await h.retention.sweep();
   expect((await h.repository.find(file.id))?.status).toBe("expired");
+  expect(await h.objects.stat(key)).toBeUndefined();
 });
 
 it("deletes objects whose immediate deletion did not happen (rejected, deleted)", async () => {

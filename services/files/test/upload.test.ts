@@ -1,8 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { PassThrough } from "node:stream";
 import type { FileRecord } from "@meter/contracts";
-import { signIdentity } from "@meter/service-kit";
-import { httpRequest, png, sha256, startFiles, TEST_SECRET, type FilesHarness } from "./support/files-harness";
+import { httpRequest, png, sha256, signFor, signUpload, startFiles, type FilesHarness } from "./support/files-harness";
 
 /** The upload link: what it refuses before reading a byte, and what it does with the bytes. */
 let h: FilesHarness;
@@ -15,7 +14,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function created(content: Buffer, mimeType: "image/png" | "application/pdf" = "image/png"): Promise<{ file: FileRecord; url: string; headers: Record<string, string> }> {
+async function created(
+  content: Buffer,
+  mimeType: "image/png" | "application/pdf" = "image/png",
+): Promise<{ file: FileRecord; url: string; headers: Record<string, string> }> {
   const file = await h.create(h.user(), { filename: "x.png", mime_type: mimeType, size_bytes: content.length, sha256: sha256(content) });
   return { file, url: file.upload!.url, headers: file.upload!.headers };
 }
@@ -68,7 +70,7 @@ describe("the link", () => {
     const p = new URL(url).pathname;
     const unsigned = await httpRequest(h.url + p, "PUT", headers, content);
     expect(unsigned.status).toBe(401);
-    const asKey = await httpRequest(h.url + p, "PUT", { ...headers, ...signIdentity(TEST_SECRET, h.user(), "PUT", p) }, content);
+    const asKey = await httpRequest(h.url + p, "PUT", { ...headers, ...signFor(h.user(), "PUT", p).headers }, content);
     expect(asKey.status).toBe(403);
   });
 });
@@ -157,7 +159,7 @@ describe("the bytes", () => {
     const body = new PassThrough();
     const p = new URL(url).pathname;
     const client = new AbortController();
-    const req = httpRequest(h.url + p, "PUT", { ...headers, ...signIdentity(TEST_SECRET, { kind: "anonymous" }, "PUT", p) }, body, client.signal);
+    const req = httpRequest(h.url + p, "PUT", { ...headers, ...signUpload(p) }, body, client.signal);
     body.write(content.subarray(0, 6 * 1024 * 1024));
     await waitFor(async () => (await h.repository.find(file.id))?.status === "uploading");
     client.abort();

@@ -84,7 +84,14 @@ describe("verdicts", () => {
       const file = await h.uploaded(owner, png(), "image/png");
       // The store is not a security boundary: the worker trusts the bytes it reads, not the upload.
       const row = await h.repository.find(file.id);
-      await h.objects.put(row!.objectKey, (async function* () { yield replacement; })(), replacement.length, "image/png");
+      await h.objects.put(
+        row!.objectKey,
+        (async function* () {
+          yield replacement;
+        })(),
+        replacement.length,
+        "image/png",
+      );
       const { body } = await h.complete(owner, file.id);
       expect(body).toMatchObject({ status: "rejected", rejection: { code } });
     }

@@ -18,7 +18,18 @@ export interface StoredFile {
   objectKey: string;
   createdAt: Date;
   uploadExpiresAt: Date | null;
+  /** The PUT streaming the bytes while `uploading`; null otherwise, and on rows an older version claimed. */
+  uploadAttemptId: string | null;
   expiresAt: Date;
+}
+
+/** A PUT's claim on a file: its attempt, the object it writes, the process running it and its lease. */
+export interface UploadClaim {
+  attemptId: string;
+  objectKey: string;
+  streamer: string;
+  now: Date;
+  leaseExpiresAt: Date;
 }
 
 export interface NewFile {
@@ -41,44 +52,75 @@ export interface ListCursor {
   id: string;
 }
 
-/** A user's live uploads: an unused link counts only while it lives; job results never count. */
+/**
+ * A user's uploads that can still complete: anything uploaded; a link still alive (unused, or its PUT
+ * interrupted and retryable); a PUT still streaming (its lease renewed) past its link's death. Job
+ * results never count.
+ */
 const USED_QUOTA_SQL = `
   SELECT COALESCE(SUM(size_bytes), 0)::bigint AS used
   FROM files
   WHERE user_id = $1::uuid AND purpose = 'upload' AND expires_at > $2
-    AND (status IN ('uploading', 'uploaded', 'verifying', 'verified')
-         OR (status = 'awaiting_upload' AND upload_expires_at > $2))`;
+    AND (status IN ('uploaded', 'verifying', 'verified')
+         OR (status IN ('awaiting_upload', 'uploading') AND upload_expires_at > $2)
+         OR (status = 'uploading' AND upload_lease_expires_at > $2))`;
 
 /**
- * One statement, so any number of sweepers (one per replica) share the work: rows another sweeper has
- * locked are skipped, and each row is expired once.
+ * The retention sweeper's statements, each served by a partial index of the migrations that leaves
+ * out finished rows (test/sweep-plans.test.ts checks the plans). Each takes a bounded chunk with
+ * FOR UPDATE SKIP LOCKED, so any number of sweepers (one per replica) share the work and every row
+ * is handled once. Exported for that test.
  */
-const EXPIRE_DUE_SQL = `
-  UPDATE files SET status = 'expired', removed_at = $1
-  WHERE id IN (
-    SELECT id FROM files
-    WHERE status NOT IN ('deleted', 'expired')
-      AND (expires_at <= $1
-           OR (status = 'awaiting_upload' AND upload_expires_at <= $1)
-           OR (status = 'uploading' AND upload_started_at <= $2))
-    ORDER BY expires_at
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED)
-  RETURNING id::text AS id`;
+export const SweepSql = {
+  /** Retention over ($1 now, $2 limit): files_live_expires_at_idx. */
+  expireRetention: `
+    UPDATE files SET status = 'expired', removed_at = $1
+    WHERE id IN (
+      SELECT id FROM files
+      WHERE status NOT IN ('deleted', 'expired') AND expires_at <= $1
+      ORDER BY expires_at
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED)
+    RETURNING id::text AS id`,
+  /**
+   * Uploads that can no longer complete ($1 now, $2 limit): the link died unused, or died with nobody
+   * streaming (lease lapsed, or none: claimed by an older version): files_open_uploads_idx.
+   */
+  expireDeadUploads: `
+    UPDATE files SET status = 'expired', removed_at = $1
+    WHERE id IN (
+      SELECT id FROM files
+      WHERE status IN ('awaiting_upload', 'uploading') AND upload_expires_at <= $1
+        AND (status = 'awaiting_upload' OR upload_lease_expires_at IS NULL OR upload_lease_expires_at <= $1)
+      ORDER BY upload_expires_at
+      LIMIT $2
+      FOR UPDATE SKIP LOCKED)
+    RETURNING id::text AS id`,
+  /** Objects still to delete ($1 limit): files_objects_to_purge_idx, read in its order (files.id, not the text alias). */
+  claimPurge: `
+    SELECT id::text AS id, object_key FROM files
+    WHERE status IN ('rejected', 'deleted', 'expired') AND object_purged_at IS NULL
+    ORDER BY files.id
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED`,
+  /** Verifications to send again ($1 requested before, $2 limit): files_verifying_idx. */
+  claimStaleVerifications: `
+    SELECT id::text AS id FROM files
+    WHERE status = 'verifying' AND verification_requested_at <= $1
+    ORDER BY verification_requested_at
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED`,
+} as const;
 
-const CLAIM_PURGE_SQL = `
-  SELECT id::text AS id, object_key FROM files
-  WHERE status IN ('rejected', 'deleted', 'expired') AND object_purged_at IS NULL
-  ORDER BY id
-  LIMIT $1
-  FOR UPDATE SKIP LOCKED`;
+/** Renews the leases of the attempts still streaming ($1 file ids, $2 their attempts, $3 new expiry); returns those still theirs. */
+const RENEW_LEASES_SQL = `
+  UPDATE files f SET upload_lease_expires_at = $3
+  FROM unnest($1::uuid[], $2::uuid[]) AS a(id, attempt_id)
+  WHERE f.id = a.id AND f.status = 'uploading' AND f.upload_attempt_id = a.attempt_id
+  RETURNING f.upload_attempt_id::text AS attempt_id`;
 
-const CLAIM_STALE_VERIFICATIONS_SQL = `
-  SELECT id::text AS id FROM files
-  WHERE status = 'verifying' AND verification_requested_at <= $1
-  ORDER BY verification_requested_at
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED`;
+/** What leaving `uploading` clears: the attempt's fields describe only a PUT under way. */
+const NO_ATTEMPT = { uploadAttemptId: null, uploadStreamer: null, uploadLeaseExpiresAt: null } as const;
 
 const TX = { maxWait: 10_000, timeout: 30_000 };
 
@@ -134,10 +176,7 @@ export class FileRepository {
     const rows = await this.db.file.findMany({
       where: {
         userId,
-        AND: [
-          visible(now),
-          after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {},
-        ],
+        AND: [visible(now), after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}],
       },
       orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: limit + 1,
@@ -145,29 +184,64 @@ export class FileRepository {
     return rows.map(toStoredFile);
   }
 
-  /** awaiting_upload -> uploading, while the link lives; false if another upload got there first. */
-  async claimUpload(id: string, now: Date): Promise<boolean> {
+  /**
+   * -> uploading under `claim`, while the link lives, if the file is still as the caller saw it:
+   * `awaiting_upload`, or `uploading` under `previousAttemptId` (an attempt whose streamer is gone).
+   * False if anything changed meanwhile.
+   */
+  async claimUpload(id: string, from: Pick<StoredFile, "status" | "uploadAttemptId">, claim: UploadClaim): Promise<boolean> {
     const { count } = await this.db.file.updateMany({
-      where: { id, status: "awaiting_upload", uploadExpiresAt: { gt: now }, expiresAt: { gt: now } },
-      data: { status: "uploading", uploadStartedAt: now },
+      where: {
+        id,
+        status: from.status,
+        uploadAttemptId: from.uploadAttemptId,
+        uploadExpiresAt: { gt: claim.now },
+        expiresAt: { gt: claim.now },
+      },
+      data: {
+        status: "uploading",
+        uploadStartedAt: claim.now,
+        uploadAttemptId: claim.attemptId,
+        uploadStreamer: claim.streamer,
+        uploadLeaseExpiresAt: claim.leaseExpiresAt,
+        objectKey: claim.objectKey,
+      },
     });
     return count === 1;
   }
 
-  /** uploading -> awaiting_upload after a failed PUT, so the link can be used again while it lives. */
-  async releaseUpload(id: string): Promise<void> {
-    await this.db.file.updateMany({ where: { id, status: "uploading" }, data: { status: "awaiting_upload", uploadStartedAt: null } });
+  /** Extends the leases of attempts this process is streaming; returns the attempt ids that are still theirs. */
+  async renewUploadLeases(attempts: { fileId: string; attemptId: string }[], leaseExpiresAt: Date): Promise<Set<string>> {
+    const rows = await this.db.$queryRawUnsafe<{ attempt_id: string }[]>(
+      RENEW_LEASES_SQL,
+      attempts.map((a) => a.fileId),
+      attempts.map((a) => a.attemptId),
+      leaseExpiresAt,
+    );
+    return new Set(rows.map((r) => r.attempt_id));
+  }
+
+  /**
+   * uploading -> awaiting_upload once the attempt's object is gone, so the link can be used again while
+   * it lives; a no-op if the attempt no longer owns the file.
+   */
+  async releaseUpload(id: string, attemptId: string): Promise<boolean> {
+    const { count } = await this.db.file.updateMany({
+      where: { id, status: "uploading", uploadAttemptId: attemptId },
+      data: { status: "awaiting_upload", uploadStartedAt: null, ...NO_ATTEMPT },
+    });
+    return count === 1;
   }
 
   /**
    * uploading -> uploaded, or straight to rejected when the bytes received already prove the file wrong.
-   * False if the file was deleted or expired meanwhile.
+   * False if the attempt no longer owns the file (deleted or expired meanwhile, or given up as dead).
    */
-  async finishUpload(id: string, now: Date, rejection?: { code: RejectionCode; detail: string }): Promise<boolean> {
+  async finishUpload(id: string, attemptId: string, now: Date, rejection?: { code: RejectionCode; detail: string }): Promise<boolean> {
     const data: Prisma.FileUpdateManyMutationInput = rejection
-      ? { status: "rejected", uploadedAt: now, rejectedAt: now, rejectionCode: rejection.code, rejectionDetail: rejection.detail }
-      : { status: "uploaded", uploadedAt: now };
-    const { count } = await this.db.file.updateMany({ where: { id, status: "uploading" }, data });
+      ? { status: "rejected", uploadedAt: now, rejectedAt: now, rejectionCode: rejection.code, rejectionDetail: rejection.detail, ...NO_ATTEMPT }
+      : { status: "uploaded", uploadedAt: now, ...NO_ATTEMPT };
+    const { count } = await this.db.file.updateMany({ where: { id, status: "uploading", uploadAttemptId: attemptId }, data });
     return count === 1;
   }
 
@@ -206,9 +280,15 @@ export class FileRepository {
     await this.db.file.updateMany({ where: { id, objectPurgedAt: null }, data: { objectPurgedAt: now } });
   }
 
-  /** Expires what is due: retention over, upload link died unused, or an upload abandoned mid-stream. */
-  async expireDue(now: Date, uploadStartedBefore: Date, limit: number): Promise<string[]> {
-    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(EXPIRE_DUE_SQL, now, uploadStartedBefore, limit);
+  /** Expires up to `limit` files whose retention is over. */
+  async expireRetentionDue(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(SweepSql.expireRetention, now, limit);
+    return rows.map((r) => r.id);
+  }
+
+  /** Expires up to `limit` uploads that can no longer complete: link dead, and nobody streaming. */
+  async expireDeadUploads(now: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.$queryRawUnsafe<{ id: string }[]>(SweepSql.expireDeadUploads, now, limit);
     return rows.map((r) => r.id);
   }
 
@@ -219,7 +299,7 @@ export class FileRepository {
   async purgeObjects(limit: number, now: Date, remove: (objectKey: string) => Promise<void>): Promise<number> {
     return this.db.$transaction(
       async (tx) => {
-        const rows = await tx.$queryRawUnsafe<{ id: string; object_key: string }[]>(CLAIM_PURGE_SQL, limit);
+        const rows = await tx.$queryRawUnsafe<{ id: string; object_key: string }[]>(SweepSql.claimPurge, limit);
         for (const row of rows) await remove(row.object_key);
         if (rows.length > 0) {
           await tx.file.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { objectPurgedAt: now } });
@@ -233,7 +313,7 @@ export class FileRepository {
   /** Sends files stuck `verifying` since `requestedBefore` to the worker again. Returns how many. */
   async requeueStaleVerifications(requestedBefore: Date, now: Date, limit: number): Promise<number> {
     return this.db.$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(CLAIM_STALE_VERIFICATIONS_SQL, requestedBefore, limit);
+      const rows = await tx.$queryRawUnsafe<{ id: string }[]>(SweepSql.claimStaleVerifications, requestedBefore, limit);
       for (const { id } of rows) await writeOutboxMessage(tx, "files.upload.completed", { version: "v1", file_id: id });
       if (rows.length > 0) {
         await tx.file.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { verificationRequestedAt: now } });
@@ -243,12 +323,18 @@ export class FileRepository {
   }
 }
 
-/** What the API still shows: not deleted or expired, within retention, and not an upload link that died unused. */
+/**
+ * What the API still shows: not deleted or expired, within retention, and not an upload that can no
+ * longer complete (its link died unused, or died with nobody streaming: the same rule as the quota's).
+ */
 function visible(now: Date): Prisma.FileWhereInput {
   return {
     status: { notIn: ["deleted", "expired"] },
     expiresAt: { gt: now },
-    NOT: { status: "awaiting_upload", uploadExpiresAt: { lte: now } },
+    NOT: [
+      { status: "awaiting_upload", uploadExpiresAt: { lte: now } },
+      { status: "uploading", uploadExpiresAt: { lte: now }, OR: [{ uploadLeaseExpiresAt: null }, { uploadLeaseExpiresAt: { lte: now } }] },
+    ],
   };
 }
 
@@ -268,6 +354,7 @@ function toStoredFile(row: FileRow): StoredFile {
     objectKey: row.objectKey,
     createdAt: row.createdAt,
     uploadExpiresAt: row.uploadExpiresAt,
+    uploadAttemptId: row.uploadAttemptId,
     expiresAt: row.expiresAt,
   };
 }

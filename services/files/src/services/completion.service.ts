@@ -4,9 +4,11 @@ import { FilesErrors } from "../errors";
 import type { Clock, FilesPolicy } from "../policy";
 import type { FileRepository, StoredFile } from "../repositories/file.repository";
 import { toFileRecord } from "./file-record";
+import type { UploadAttemptService } from "./upload-attempt.service";
 
 export interface CompletionServiceDeps {
   files: FileRepository;
+  attempts: Pick<UploadAttemptService, "releaseIfAbandoned">;
   policy: FilesPolicy;
   clock: Clock;
   /** Wakes the outbox relay so the verification message leaves now rather than at its next poll. */
@@ -30,7 +32,11 @@ export class CompletionService {
   async complete(userId: string, id: string): Promise<Completion> {
     const { files, clock, policy } = this.deps;
     let file = await this.visible(userId, id);
-    if (file.status === "uploading") throw FilesErrors.uploadNotFinished();
+    if (file.status === "uploading") {
+      // A PUT that died left nothing to verify: the file is completed as one never uploaded.
+      if (!(await this.deps.attempts.releaseIfAbandoned(file.id))) throw FilesErrors.uploadNotFinished();
+      file = await this.visible(userId, id);
+    }
     if (file.status === "awaiting_upload" || file.status === "uploaded") {
       // An upload never made is still verified: the worker finds no object and rejects it as upload_missing.
       if (await files.requestVerification(file.id, userId, clock.now())) this.deps.kickOutbox();

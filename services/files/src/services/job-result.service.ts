@@ -50,7 +50,12 @@ export class JobResultService {
     const objectKey = `results/${id}`;
     const meter = new ByteMeter();
     try {
-      await store.put(objectKey, meter.measure(input.body, { limit: input.sizeBytes, overflow: () => FilesErrors.tooManyBytes(input.sizeBytes) }), input.sizeBytes, mimeType.data);
+      await store.put(
+        objectKey,
+        meter.measure(input.body, { limit: input.sizeBytes, overflow: () => FilesErrors.tooManyBytes(input.sizeBytes) }),
+        input.sizeBytes,
+        mimeType.data,
+      );
     } catch (error) {
       if (error instanceof AppError) throw error;
       this.deps.logger.warn({ err: error, job_id: input.jobId, received: meter.bytes }, "storing a job result failed");

@@ -21,9 +21,10 @@ export interface SweepResult {
 const BATCH = 100;
 
 /**
- * The retention sweeper. Each pass:
- * 1. expires what is due (7 days after creation; upload links that died unused; uploads abandoned
- *    mid-stream), which frees their quota with the state change;
+ * The retention sweeper. Each pass, in chunks of BATCH rows (one short statement or transaction each,
+ * found through partial indexes that leave out finished rows: see SweepSql):
+ * 1. expires what is due (7 days after creation; upload links that died with no PUT streaming, used
+ *    or not), which frees their quota with the state change;
  * 2. deletes the objects of rejected, deleted and expired files that still have one;
  * 3. sends files stuck `verifying` (their message dead-lettered or lost) to the worker again.
  * Every step claims rows with FOR UPDATE SKIP LOCKED, so any number of replicas can sweep at once.
@@ -37,7 +38,11 @@ export class RetentionService {
     let expired = 0;
     let batch: number;
     do {
-      batch = (await files.expireDue(now, new Date(now.getTime() - policy.uploadStaleAfterMs), BATCH)).length;
+      batch = (await files.expireRetentionDue(now, BATCH)).length;
+      expired += batch;
+    } while (batch === BATCH);
+    do {
+      batch = (await files.expireDeadUploads(now, BATCH)).length;
       expired += batch;
     } while (batch === BATCH);
     let purged = 0;

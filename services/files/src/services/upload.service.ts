@@ -1,3 +1,4 @@
+import type { Readable } from "node:stream";
 import { UploadSha256Header, type FileRecord } from "@meter/contracts";
 import { AppError, type Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
@@ -7,6 +8,7 @@ import type { FileRepository, StoredFile } from "../repositories/file.repository
 import { ByteMeter } from "./byte-meter";
 import { discardObject } from "./discard-object";
 import { toFileRecord } from "./file-record";
+import { refuseUnlessUploadable, type UploadAttempt, type UploadAttemptService } from "./upload-attempt.service";
 import type { UploadGrant, UploadLinkService } from "./upload-link.service";
 
 export type UploadHeaders = Record<string, string | string[] | undefined>;
@@ -15,70 +17,70 @@ export interface UploadServiceDeps {
   files: FileRepository;
   store: ObjectStore;
   links: UploadLinkService;
+  attempts: UploadAttemptService;
   clock: Clock;
   logger: Logger;
 }
 
 /**
  * PUT to an upload link. Everything that can be refused without reading the body is refused first
- * (link, state, headers); then the bytes stream into the object store, counted and hashed on the way,
- * at the pace the store takes them, so memory stays flat whatever the size.
+ * (link, state, headers); then the PUT claims the file (taking over one whose previous PUT died, see
+ * UploadAttemptService) and the bytes stream into the object store, counted and hashed on the way, at
+ * the pace the store takes them, so memory stays flat whatever the size.
  */
 export class UploadService {
   constructor(private readonly deps: UploadServiceDeps) {}
 
-  async upload(token: string, headers: UploadHeaders, body: AsyncIterable<Buffer>): Promise<FileRecord> {
-    const { files, store, links, clock, logger } = this.deps;
+  async upload(token: string, headers: UploadHeaders, body: Readable): Promise<FileRecord> {
+    const { files, links, attempts, clock } = this.deps;
     const grant = links.verify(token, clock.now());
     const file = await files.find(grant.fileId);
-    refuseUnlessAwaitingUpload(file);
+    refuseUnlessUploadable(file);
     checkHeaders(grant, headers);
-    if (!(await files.claimUpload(file.id, clock.now()))) {
-      // Another PUT, a completion, a deletion or the clock got there between the read and the claim.
-      refuseUnlessAwaitingUpload(await files.find(file.id));
-      throw FilesErrors.uploadLinkExpired();
+    const attempt = await attempts.begin(file.id);
+    try {
+      return await this.receive(file, grant, attempt, body);
+    } finally {
+      await attempts.end(attempt);
     }
+  }
 
+  private async receive(file: StoredFile, grant: UploadGrant, attempt: UploadAttempt, body: Readable): Promise<FileRecord> {
+    const { files, store, attempts, clock, logger } = this.deps;
+    // A stopped attempt stops reading at once, even from a client that sends nothing more.
+    const stop = () => {
+      if (!body.readableEnded) body.destroy(attempt.signal.reason as Error);
+    };
+    attempt.signal.addEventListener("abort", stop, { once: true });
     const meter = new ByteMeter();
     try {
-      await store.put(file.objectKey, meter.measure(body, { limit: grant.sizeBytes, overflow: () => FilesErrors.tooManyBytes(grant.sizeBytes) }), grant.sizeBytes, grant.mimeType);
+      const bytes = attempt.track(meter.measure(body, { limit: grant.sizeBytes, overflow: () => FilesErrors.tooManyBytes(grant.sizeBytes) }));
+      await store.put(attempt.objectKey, bytes, grant.sizeBytes, grant.mimeType);
     } catch (error) {
-      // Nothing was kept (a failed put leaves no object): the link may be used again while it lives.
-      await files.releaseUpload(file.id);
+      // Nothing is kept, and the link may be used again while it lives.
+      await attempts.abandon(attempt);
       if (error instanceof AppError) throw error;
-      logger.warn({ err: error, file_id: file.id, received: meter.bytes }, "upload failed");
+      const why = attempt.signal.aborted ? { stopped: (attempt.signal.reason as Error).message } : {};
+      logger.warn({ err: error, file_id: file.id, received: meter.bytes, ...why }, "upload failed");
       throw new AppError("service_unavailable", "the upload could not be stored; try again", { cause: error });
+    } finally {
+      attempt.signal.removeEventListener("abort", stop);
     }
 
     // The hash is known now: bytes that cannot match the declaration are rejected without waiting for completion.
     const sha256 = meter.digest();
-    const rejection =
-      sha256 === grant.sha256 ? undefined : { code: "checksum_mismatch" as const, detail: `received bytes hash to ${sha256}` };
-    if (!(await files.finishUpload(file.id, clock.now(), rejection))) {
-      // Deleted (or expired) while the bytes were streaming: keep nothing.
-      await store.remove(file.objectKey);
+    const rejection = sha256 === grant.sha256 ? undefined : { code: "checksum_mismatch" as const, detail: `received bytes hash to ${sha256}` };
+    if (!(await files.finishUpload(file.id, attempt.id, clock.now(), rejection))) {
+      // Deleted or expired while the bytes streamed, or given up as dead: keep nothing.
+      await store.remove(attempt.objectKey).catch((error: unknown) => {
+        logger.warn({ err: error, file_id: file.id, attempt_id: attempt.id }, "could not delete the object of an upload that lost its file");
+      });
+      const now = await files.find(file.id);
+      if (now?.status === "uploading") throw FilesErrors.uploadInProgress();
       throw FilesErrors.invalidUploadLink();
     }
-    if (rejection) await discardObject(this.deps, file);
+    if (rejection) await discardObject(this.deps, { id: file.id, objectKey: attempt.objectKey });
     return toFileRecord({ ...file, status: rejection ? "rejected" : "uploaded", rejectionCode: rejection?.code ?? null });
-  }
-}
-
-/** A link leads to one upload: refused once the file has moved on, or when it is gone. */
-function refuseUnlessAwaitingUpload(file: StoredFile | undefined): asserts file is StoredFile {
-  switch (file?.status) {
-    case "awaiting_upload":
-      return;
-    case "uploading":
-      throw FilesErrors.uploadInProgress();
-    case "uploaded":
-    case "verifying":
-    case "verified":
-    case "rejected":
-      throw FilesErrors.uploadAlreadyCompleted(file.status);
-    default:
-      // Deleted or expired: the link no longer leads anywhere.
-      throw FilesErrors.invalidUploadLink();
   }
 }
 

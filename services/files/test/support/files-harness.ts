@@ -7,22 +7,40 @@ import path from "node:path";
 import type { Readable } from "node:stream";
 import request from "supertest";
 import type { Express } from "express";
-import type { CreateFileRequest, FileRecord, Identity, KeyIdentity } from "@meter/contracts";
-import { connectBus, startOutboxRelay, type Bus, type OutboxRelay } from "@meter/messaging";
+import { UNSIGNED_PAYLOAD, type CreateFileRequest, type Deployable, type FileRecord, type Identity, type KeyIdentity } from "@meter/contracts";
+import { connectBus, type Bus } from "@meter/messaging";
 import { clamavSignaturesDir, ensureClamd, repoRoot, startObjectStore, type ClamdHandle, type ObjectStoreHandle } from "@meter/local-infra";
-import { closeServer, createLogger, listen, Metrics, signIdentity } from "@meter/service-kit";
-import { createTestDatabase, createTestVhost, type TestDatabase, type TestVhost } from "@meter/testing";
+import { closeServer, createLogger, listen } from "@meter/service-kit";
+import {
+  createTestDatabase,
+  createTestVhost,
+  freePort,
+  signedCall,
+  startServiceProcess,
+  testAuth,
+  testKeyEnv,
+  type ServiceProcess,
+  type TestDatabase,
+  type TestVhost,
+} from "@meter/testing";
 import { S3ObjectStore } from "../../src/adapters/s3-object-store";
-import { createApp, createFilesServices, type FilesServices } from "../../src/app";
-import { createDb, type Db } from "../../src/db";
-import { DEFAULT_POLICY, type Clock, type FilesPolicy } from "../../src/policy";
+import { compose, type FilesServices } from "../../src/composition";
+import { loadConfig } from "../../src/config";
+import type { Db } from "../../src/db";
+import type { Clock, FilesPolicy } from "../../src/policy";
 import { FileRepository } from "../../src/repositories/file.repository";
 import { RetentionService } from "../../src/services/retention.service";
-import { UploadLinkService } from "../../src/services/upload-link.service";
-import { startWorkerProcess, type WorkerProcess } from "./worker-process";
 
 export const SERVICE_DIR = path.resolve(__dirname, "../..");
-export const TEST_SECRET = "test-internal-secret-0123456789";
+/** Headers of a call to the files service as its real caller would sign it: the gateway, or media-jobs for a service identity. */
+export function signFor(identity: Identity, method: string, p: string, body?: unknown): { headers: Record<string, string>; payload: string | undefined } {
+  return signedCall(identity.kind === "service" ? (identity.service as Deployable) : "gateway", "files", identity, method, p, body);
+}
+
+/** An upload PUT as the gateway forwards it: anonymous, its streamed body not in the signature. */
+export function signUpload(p: string): Record<string, string> {
+  return testAuth("gateway").sign({ kind: "anonymous" }, { audience: "files", method: "PUT", path: p, body: UNSIGNED_PAYLOAD });
+}
 export const UPLOAD_SECRET = "test-upload-secret-0123456789-0123456789";
 export const BUCKET = "meter-files-test";
 
@@ -66,7 +84,7 @@ export interface FilesHarness {
   /** A fresh key holder (own user and organization). */
   user(): KeyIdentity;
   /** A supertest call signed with the identity. */
-  call(method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity): request.Test;
+  call(method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity, body?: unknown): request.Test;
   create(identity: KeyIdentity, body: CreateFileRequest): Promise<FileRecord>;
   /** PUTs to an upload link as the gateway would forward it (anonymous identity), with any headers and body. */
   put(url: string, headers: Record<string, string>, body: Buffer | Readable): Promise<HttpResult>;
@@ -78,6 +96,11 @@ export interface FilesHarness {
   stopWorker(): Promise<void>;
   /** The running worker's health server. */
   workerUrl(): string;
+  /**
+   * Another files API process (src/main.ts) on the same database, store and secrets, which the test
+   * can SIGKILL mid-request; stopped by close() if the test does not. `env` overrides its settings.
+   */
+  startApiProcess(env?: Record<string, string>): Promise<ServiceProcess>;
   close(): Promise<void>;
 }
 
@@ -118,7 +141,10 @@ export async function startFiles(opts: HarnessOptions = {}): Promise<FilesHarnes
       },
     };
     const [store] = await Promise.all([startObjectStore({ port: storePort, buckets: [BUCKET], dataDir: path.join(dataDir, "store") }), clamd.start()]);
-    cleanups.push(() => store.stop(), () => clamd.stop());
+    cleanups.push(
+      () => store.stop(),
+      () => clamd.stop(),
+    );
     return await assemble({ logger, database, vhost, store, clamd, clamdPort, opts, cleanups, cleanup });
   } catch (error) {
     await cleanup();
@@ -138,15 +164,27 @@ async function assemble(ctx: {
   cleanup: () => Promise<void>;
 }): Promise<FilesHarness> {
   const { logger, database, vhost, store, opts, cleanups } = ctx;
-  const db = createDb(database.url, 20);
-  cleanups.push(() => db.$disconnect());
+  const clock = new TestClock();
+  const composition = await compose(
+    loadConfig({
+      ...testKeyEnv("files"),
+      FILES_DATABASE_URL: database.url,
+      RABBITMQ_URL: vhost.url,
+      OBJECT_STORE_ENDPOINT: store.endpoint,
+      OBJECT_STORE_ACCESS_KEY: store.accessKey,
+      OBJECT_STORE_SECRET_KEY: store.secretKey,
+      OBJECT_STORE_REGION: store.region,
+      FILES_BUCKET: BUCKET,
+      FILES_UPLOAD_SECRET: UPLOAD_SECRET,
+      DATABASE_POOL_SIZE: "20",
+    }),
+    { logger, clock, policy: { completeWaitMs: 3_000, completePollMs: 50, ...opts.policy }, relayIdleMs: 50 },
+  );
+  cleanups.push(() => composition.close());
+  const { app, services, policy } = composition;
+  const db = composition.database.prisma;
   const bus = await connectBus({ url: vhost.url, name: "files-test", logger });
   cleanups.push(() => bus.close());
-  const relay: OutboxRelay = startOutboxRelay({ db, bus, logger, idleMs: 50 });
-  cleanups.push(() => relay.stop());
-
-  const policy: FilesPolicy = { ...DEFAULT_POLICY, completeWaitMs: 3_000, completePollMs: 50, ...opts.policy };
-  const clock = new TestClock();
   const objects = new S3ObjectStore({
     endpoint: store.endpoint,
     accessKey: store.accessKey,
@@ -155,16 +193,6 @@ async function assemble(ctx: {
     bucket: BUCKET,
   });
   const repository = new FileRepository(db);
-  const services = createFilesServices({
-    db,
-    store: objects,
-    links: new UploadLinkService(UPLOAD_SECRET),
-    policy,
-    clock,
-    logger,
-    kickOutbox: () => relay.kick(),
-  });
-  const app = createApp({ internalSecret: TEST_SECRET, logger, metrics: new Metrics("files"), services, publicBaseUrl: undefined, readiness: [] });
   const server: Server = createServer(app);
   const port = await listen(server, 0, "127.0.0.1");
   cleanups.push(() => {
@@ -173,9 +201,9 @@ async function assemble(ctx: {
   });
   const url = `http://127.0.0.1:${port}`;
 
-  let worker: WorkerProcess | undefined;
+  let worker: ServiceProcess | undefined;
   const workerEnv: Record<string, string> = {
-    INTERNAL_SECRET: TEST_SECRET,
+    ...testKeyEnv("files-worker"),
     FILES_DATABASE_URL: database.url,
     RABBITMQ_URL: vhost.url,
     OBJECT_STORE_ENDPOINT: store.endpoint,
@@ -191,7 +219,12 @@ async function assemble(ctx: {
     ...opts.workerEnv,
   };
   const startWorker = async () => {
-    worker ??= await startWorkerProcess(path.join(SERVICE_DIR, "src", "worker.ts"), repoRoot(), workerEnv);
+    worker ??= await startServiceProcess(
+      path.join(SERVICE_DIR, "src", "worker.ts"),
+      repoRoot(),
+      { FILES_WORKER_PORT: "0", ...workerEnv },
+      "files-worker listening",
+    );
   };
   const stopWorker = async () => {
     await worker?.stop();
@@ -199,19 +232,40 @@ async function assemble(ctx: {
   };
   if (opts.worker !== false) await startWorker();
   cleanups.push(stopWorker);
-  const retention = new RetentionService({ files: repository, store: objects, policy, clock, logger, kickOutbox: () => relay.kick() });
+  const startApiProcess = async (env: Record<string, string> = {}) => {
+    const api = await startServiceProcess(
+      path.join(SERVICE_DIR, "src", "main.ts"),
+      repoRoot(),
+      {
+        ...workerEnv,
+        ...testKeyEnv("files"),
+        FILES_PORT: "0",
+        FILES_UPLOAD_SECRET: UPLOAD_SECRET,
+        UPLOAD_LEASE_MS: String(policy.uploadLeaseMs),
+        UPLOAD_IDLE_TIMEOUT_MS: String(policy.uploadIdleTimeoutMs),
+        ...env,
+      },
+      "files listening",
+    );
+    cleanups.push(() => api.stop());
+    return api;
+  };
+  // Sweeps on the test's command; what it hands to the outbox the API's relay publishes within its 50 ms idle.
+  const retention = new RetentionService({ files: repository, store: objects, policy, clock, logger, kickOutbox: () => {} });
 
-  const call = (method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity) => {
+  const call = (method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity, body?: unknown) => {
     const agent = request(app);
     const t = method === "GET" ? agent.get(p) : method === "POST" ? agent.post(p) : method === "PUT" ? agent.put(p) : agent.delete(p);
-    return t.set(signIdentity(TEST_SECRET, identity, method, p)).set("x-forwarded-host", `127.0.0.1:${port}`);
+    const { headers, payload } = signFor(identity, method, p, body);
+    t.set(headers).set("x-forwarded-host", `127.0.0.1:${port}`);
+    return payload === undefined ? t : t.send(payload);
   };
   const put = (uploadUrl: string, headers: Record<string, string>, body: Buffer | Readable) => {
     const p = new URL(uploadUrl).pathname;
-    return httpRequest(`${url}${p}`, "PUT", { ...headers, ...signIdentity(TEST_SECRET, { kind: "anonymous" }, "PUT", p) }, body);
+    return httpRequest(`${url}${p}`, "PUT", { ...headers, ...signUpload(p) }, body);
   };
   const create = async (identity: KeyIdentity, body: CreateFileRequest) => {
-    const res = await call("POST", "/v1/files", identity).send(body);
+    const res = await call("POST", "/v1/files", identity, body);
     if (res.status !== 201) throw new Error(`create -> ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as FileRecord;
   };
@@ -262,8 +316,14 @@ async function assemble(ctx: {
       if (!worker) throw new Error("the worker is not running");
       return worker.url;
     },
+    startApiProcess,
     close: ctx.cleanup,
   };
+}
+
+/** Buffers as the body of an ObjectStore.put. */
+export async function* chunks(...buffers: Buffer[]): AsyncGenerator<Buffer> {
+  for (const buffer of buffers) yield buffer;
 }
 
 export function sha256(content: Buffer): string {
@@ -286,7 +346,9 @@ export function png(extra: Buffer = Buffer.alloc(0)): Buffer {
 
 /** A small but well-formed PDF. */
 export function pdf(): Buffer {
-  return Buffer.from("%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n");
+  return Buffer.from(
+    "%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n",
+  );
 }
 
 /** The EICAR test string, decoded from the project's signature file so no source file holds it. */
@@ -304,13 +366,7 @@ function crc32(data: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-export function httpRequest(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: Buffer | Readable,
-  signal?: AbortSignal,
-): Promise<HttpResult> {
+export function httpRequest(url: string, method: string, headers: Record<string, string>, body?: Buffer | Readable, signal?: AbortSignal): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, ...(signal ? { signal } : {}) }, (res) => {
       const chunks: Buffer[] = [];
@@ -331,13 +387,10 @@ export function httpRequest(
     req.on("error", reject);
     if (body === undefined) req.end();
     else if (Buffer.isBuffer(body)) req.end(body);
-    else body.pipe(req);
+    else {
+      // Headers go out now, not with the first chunk: a test may hold the body back.
+      req.flushHeaders();
+      body.pipe(req);
+    }
   });
-}
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  const port = await listen(s, 0, "127.0.0.1");
-  await closeServer(s);
-  return port;
 }

@@ -1,19 +1,20 @@
-import { startGateway, type GatewayHarness } from "@meter/gateway/test/support/gateway-harness";
 import type { FileRecord } from "@meter/contracts";
-import { png, sha256, startFiles, type FilesHarness } from "./support/files-harness";
+import { startStack, type Stack } from "@meter/testing";
+import { png, sha256 } from "./support/files-harness";
 
-/** The whole path a client takes, through a real gateway with a real key: create -> PUT -> complete -> download. */
-let files: FilesHarness;
-let gateway: GatewayHarness;
+/**
+ * The whole path a client takes, through a real gateway with a real key: create -> PUT -> complete ->
+ * download, with billing, files and its worker and the gateway each built by its composition root.
+ */
+let gateway: Stack;
 
 beforeAll(async () => {
-  files = await startFiles();
-  gateway = await startGateway({ services: { files: files.url } });
+  // Verification waits for clamd; on a loaded machine the default 5 s wait could end in a 202.
+  gateway = await startStack({ services: ["billing-ledger", "files", "gateway"], env: { COMPLETE_WAIT_MS: "20000" } });
 }, 120_000);
 
 afterAll(async () => {
   await gateway?.close();
-  await files?.close();
 });
 
 it("uploads, verifies and downloads a file through the gateway", async () => {
