@@ -1,32 +1,32 @@
 import type { Express, RequestHandler } from "express";
-import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders } from "@meter/contracts";
-import {
-  AppError,
-  createServiceApp,
-  signIdentity,
-  type Logger,
-  type Metrics,
-  type ReadinessCheck,
-} from "@meter/service-kit";
-import { ROUTES, type RouteSpec, type ServiceName } from "./routes";
+import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders, UNSIGNED_PAYLOAD, buildOpenApiDocument } from "@meter/contracts";
+import { AppError, createServiceApp, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
+import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedOn } from "./routes";
 import { isAdminToken, presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
 import type { RateLimiter } from "./auth/rate-limiter";
 import { jsonBodyGuard } from "./http/body";
+import { withoutInternalEndpoints } from "./http/internal-port";
+import { lingeringClose } from "./http/lingering-close";
+import { admission, type AdmissionLimits } from "./overload/admission";
 import { serviceProxy } from "./proxy/service-proxy";
 
 export interface GatewayDeps {
   logger: Logger;
   metrics: Metrics;
-  internalSecret: string;
+  /** Signs the identity of every forwarded request, for the service it goes to. */
+  auth: InternalAuth;
   adminToken: string;
   keys: KeyVerifier;
   rateLimiter: RateLimiter;
-  /** Base URL of each service that exists; a route to one that does not answers 503. */
-  services: Partial<Record<ServiceName, string>>;
+  /** Base URL of each service that exists (or its replicas' URLs); a route to one that does not answers 503. */
+  services: Partial<Record<ServiceName, string | readonly string[]>>;
   limits: { text: number; json: number; mcp: number };
+  /** Bounds on requests in flight, per key and per service; over them requests are shed at once. */
+  inFlight: AdmissionLimits;
   mediaEnabled: boolean;
-  readiness: ReadinessCheck[];
+  /** The web cabinet at /cabinet (createCabinet); without it /cabinet is 404. */
+  cabinet?: RequestHandler;
 }
 
 /** Headers a client must never be able to set on the way in. */
@@ -34,7 +34,7 @@ const INTERNAL_HEADER_NAMES = Object.values(InternalHeaders);
 
 export function createApp(deps: GatewayDeps): Express {
   const proxies = new Map<ServiceName, RequestHandler>();
-  for (const [name, url] of Object.entries(deps.services) as [ServiceName, string][]) {
+  for (const [name, url] of Object.entries(deps.services) as [ServiceName, string | readonly string[]][]) {
     proxies.set(name, serviceProxy(name, url, deps.logger));
   }
 
@@ -51,7 +51,12 @@ export function createApp(deps: GatewayDeps): Express {
     }
   };
 
-  return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: deps.readiness, trustIncomingRequestId: false }, (app) => {
+  const admit = admission(deps.inFlight, deps.metrics);
+
+  // Readiness is answered on the internal port only (createInternalApp); this app's /readyz is hidden.
+  const publicApp = createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: [], trustIncomingRequestId: false }, (app) => {
+    app.use(lingeringClose());
+
     // The MCP endpoint is POST only; GET (SSE streams) and DELETE (sessions) are not offered (spec).
     app.all("/mcp", (req, res, next) => {
       if (req.method === "POST") return next();
@@ -59,19 +64,27 @@ export function createApp(deps: GatewayDeps): Express {
       next(new AppError("method_not_allowed", `${req.method} is not allowed on /mcp`));
     });
 
+    if (deps.cabinet) app.use("/cabinet", deps.cabinet);
+
+    const openApi = buildOpenApiDocument();
+    app.get(OPENAPI_PATH, (_req, res) => {
+      res.json(openApi);
+    });
+
     for (const spec of ROUTES) {
       const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
-      app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), checkQuoteScope(spec), forward(spec, deps, proxies));
+      app[method](spec.path, authenticate(spec, deps), admit(spec.service), ...bodyFor(spec), checkQuoteScope(spec), forward(spec, deps, proxies));
     }
 
     // A known path with another method is 405; anything else falls through to the 404 handler.
     app.use((req, res, next) => {
-      const allowed = ROUTES.filter((r) => matches(r.path, req.path)).map((r) => r.method);
+      const allowed = methodsAllowedOn(req.path);
       if (allowed.length === 0) return next();
-      res.setHeader("allow", [...new Set(allowed)].join(", "));
+      res.setHeader("allow", allowed.join(", "));
       next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}`));
     });
   });
+  return withoutInternalEndpoints(publicApp, deps.logger);
 }
 
 function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
@@ -136,20 +149,10 @@ function forward(spec: RouteSpec, deps: GatewayDeps, proxies: Map<ServiceName, R
       delete req.headers.authorization;
       delete req.headers["x-api-key"];
     }
-    Object.assign(req.headers, signIdentity(deps.internalSecret, res.locals.identity as Identity, req.method, req.originalUrl));
+    // The signature binds the body too: a JSON body as read here, a streamed one (uploads) not at all.
+    const body = spec.body === "stream" ? UNSIGNED_PAYLOAD : (res.locals.rawBody ?? "");
+    Object.assign(req.headers, deps.auth.sign(res.locals.identity as Identity, { audience: spec.service, method: req.method, path: req.originalUrl, body }));
     req.headers["x-request-id"] = req.requestId;
     return proxy(req, res, next);
   };
-}
-
-function matches(pattern: string, path: string): boolean {
-  const re = new RegExp(
-    "^" +
-      pattern
-        .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-        .replace(/\/\*[a-z]+$/i, "/.+")
-        .replace(/:[a-z]+/gi, "[^/]+") +
-      "/?$",
-  );
-  return re.test(path);
 }

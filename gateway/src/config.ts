@@ -1,16 +1,34 @@
 import { z } from "zod";
-import { CommonConfig, env, parseConfig } from "@meter/config";
+import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+
+/**
+ * Bounds on requests in flight per gateway process: generous, so a few hundred concurrent requests from
+ * one key are served, and far below what exhausts the process (sockets, memory for buffered bodies).
+ */
+export const DEFAULT_IN_FLIGHT = { perKey: 512, perService: 1024 } as const;
 
 export const GatewayConfig = CommonConfig.extend({
-  GATEWAY_PORT: env.port(8080),
+  GATEWAY_PORT: serviceEnv.port("gateway"),
+  /** `/readyz` and `/metrics` listen here, never on the public port (which answers only `/healthz`). */
+  GATEWAY_INTERNAL_PORT: env.port(9080),
   ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  TEXT_URL: env.url("http://127.0.0.1:8081"),
-  MEDIA_JOBS_URL: env.url("http://127.0.0.1:8082"),
-  FILES_URL: env.url("http://127.0.0.1:8083"),
-  BILLING_LEDGER_URL: env.url("http://127.0.0.1:8084"),
-  MCP_URL: env.url("http://127.0.0.1:8085"),
-  /** How long a verified key is trusted without asking billing again; a revoked key dies within this. */
+  /**
+   * The text service: its one URL (in Kubernetes, its Service), or several replicas' URLs separated by
+   * commas, taken in turn, a request never delivered to one being sent to the next (the local
+   * two-replica rollout test runs it so).
+   */
+  TEXT_URL: env.urlList("http://127.0.0.1:8081"),
+  MEDIA_JOBS_URL: serviceEnv.url("media-jobs"),
+  FILES_URL: serviceEnv.url("files"),
+  BILLING_LEDGER_URL: serviceEnv.url("billing-ledger"),
+  MCP_URL: serviceEnv.url("mcp"),
+  /**
+   * How long a verified key is trusted without asking billing again, counted from the start of the
+   * lookup. Revocations arrive over RabbitMQ at once; this is how long a revoked key lives without it.
+   */
   KEY_CACHE_TTL_MS: env.int(2000, { min: 0, max: 5000 }),
+  /** Revocation events (`billing.key.revoked`); the gateway serves on without the broker. */
+  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),
   JSON_BODY_LIMIT_BYTES: env.int(1024 * 1024, { min: 1024 }),
   MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),
@@ -18,6 +36,12 @@ export const GatewayConfig = CommonConfig.extend({
   MEDIA_ENABLED: env.bool(false),
   /** Requests per minute per key; 0 turns rate limiting off (the default). */
   RATE_LIMIT_PER_MINUTE: env.int(0, { min: 0 }),
+  /** Requests of one key in flight at once (per gateway process); over it 429 rate_limited. */
+  KEY_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perKey, { min: 1 }),
+  /** Requests in flight to each service at once (per gateway process); over it 503 service_unavailable. */
+  SERVICE_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perService, { min: 1 }),
+  /** The web cabinet's cookies: Secure when the page came over https (`auto`, also behind a proxy saying so), or always, or never. */
+  CABINET_SECURE_COOKIES: env.enumOf(["auto", "always", "never"] as const, "auto"),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

@@ -1,6 +1,7 @@
-import type { Scope } from "@meter/contracts";
+import type { Scope, ServiceName as AllServices } from "@meter/contracts";
 
-export type ServiceName = "text" | "media-jobs" | "files" | "billing-ledger" | "mcp";
+/** The services behind the gateway (packages/contracts/src/services.ts, less the gateway itself). */
+export type ServiceName = Exclude<AllServices, "gateway">;
 
 export type Auth =
   /** An API key holding at least one of `anyOf` (empty: any valid key). */
@@ -26,6 +27,9 @@ export interface RouteSpec {
 
 const key = (anyOf: readonly Scope[], xApiKey = false): Auth => ({ kind: "key", anyOf, xApiKey });
 
+/** The OpenAPI document of these routes (packages/contracts/src/openapi), answered by the gateway itself, without a key. */
+export const OPENAPI_PATH = "/openapi.json";
+
 /**
  * Every public path, the service behind it and the right it needs (CONTRACT.md). For jobs and quotes the
  * exact right depends on the operation, which the gateway reads from the body (quotes) or the service
@@ -45,6 +49,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/v1/quotes", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "json" },
   { method: "GET", path: "/v1/jobs", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
   { method: "GET", path: "/v1/jobs/:id", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
+  { method: "POST", path: "/v1/jobs/:id/cancel", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "json" },
 
   { method: "POST", path: "/v1/files", service: "files", auth: key(["files:write"]), body: "json" },
   { method: "GET", path: "/v1/files", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
@@ -60,3 +65,21 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "json" },
   { method: "PUT", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "json" },
 ];
+
+/** Whether an Express-style pattern (`/v1/files/:id`, `/admin/v1/*rest`) matches a request path. */
+export function routeMatches(pattern: string, path: string): boolean {
+  const re = new RegExp(
+    "^" +
+      pattern
+        .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+        .replace(/\/\*[a-z]+$/i, "/.+")
+        .replace(/:[a-z]+/gi, "[^/]+") +
+      "/?$",
+  );
+  return re.test(path);
+}
+
+/** The methods some route takes on this path (a 405's Allow header); empty when no route has it (404). */
+export function methodsAllowedOn(path: string): string[] {
+  return [...new Set(ROUTES.filter((r) => routeMatches(r.path, path)).map((r) => r.method))];
+}

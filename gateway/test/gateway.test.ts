@@ -1,5 +1,6 @@
 import { createServer, request, type Server } from "node:http";
-import { signIdentity, listen, closeServer } from "@meter/service-kit";
+import { generateInternalKeySet, InternalAuth, listen, closeServer, parseInternalKeys } from "@meter/service-kit";
+import { testAuth } from "@meter/testing";
 import { ADMIN_TOKEN, startGateway, type GatewayHarness } from "./support/gateway-harness";
 
 let g: GatewayHarness;
@@ -26,7 +27,7 @@ beforeAll(async () => {
   g = await startGateway({ keyCacheTtlMs: 300, textLimit: 2048, services: { files: echo.url } });
 });
 afterAll(async () => {
-  await g.billing.assertBooksBalance();
+  await g.assertBooksBalance();
   await g.close();
   await closeServer(echo.server);
 });
@@ -233,12 +234,15 @@ describe("services trust only the gateway", () => {
     const direct = await fetch(`${g.billingUrl}/admin/v1/models`);
     await expectError(direct, 401, "authentication_required");
 
-    const forgedHeaders = signIdentity("not-the-real-secret-0123456789", { kind: "admin" }, "GET", "/admin/v1/models");
+    // Signed by a key pair of the right shape that billing does not know.
+    const foreign = generateInternalKeySet();
+    const forger = new InternalAuth(parseInternalKeys("gateway", foreign.signingKeys.gateway, foreign.publicKeys));
+    const forgedHeaders = forger.sign({ kind: "admin" }, { audience: "billing-ledger", method: "GET", path: "/admin/v1/models" });
     await expectError(await fetch(`${g.billingUrl}/admin/v1/models`, { headers: forgedHeaders }), 401, "authentication_required");
 
-    // A genuine signature for another path cannot be replayed here.
-    const replayed = signIdentity("test-internal-secret-0123456789", { kind: "admin" }, "GET", "/admin/v1/holds");
-    await expectError(await fetch(`${g.billingUrl}/admin/v1/models`, { headers: replayed }), 401, "authentication_required");
+    // A genuine signature for another path cannot be used here.
+    const elsewhere = testAuth("gateway").sign({ kind: "admin" }, { audience: "billing-ledger", method: "GET", path: "/admin/v1/holds" });
+    await expectError(await fetch(`${g.billingUrl}/admin/v1/models`, { headers: elsewhere }), 401, "authentication_required");
   });
 });
 

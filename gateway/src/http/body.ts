@@ -1,4 +1,5 @@
-import express, { type RequestHandler } from "express";
+import type { IncomingMessage } from "node:http";
+import type { RequestHandler } from "express";
 import { AppError } from "@meter/service-kit";
 
 declare global {
@@ -17,7 +18,7 @@ declare global {
  * a service. The original bytes are kept for forwarding.
  */
 export function jsonBodyGuard(limit: number): RequestHandler[] {
-  const readRaw = express.raw({ type: () => true, limit });
+  const readRaw = readBounded(limit);
   const check: RequestHandler = (req, res, next) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
     if (!raw || raw.length === 0) return next();
@@ -43,4 +44,53 @@ export function jsonBodyGuard(limit: number): RequestHandler[] {
     next();
   };
   return [rejectEarly, readRaw, check];
+}
+
+/**
+ * Reads the body into a Buffer, refusing it with 413 the moment it passes `limit`: the answer goes out
+ * at once and lingeringClose discards the rest of the body within its bounds (express.raw would read a
+ * chunked body to its very end before answering). A compressed body is refused: the gateway checks and
+ * forwards JSON as it is, byte for byte.
+ */
+function readBounded(limit: number): RequestHandler {
+  return (req, _res, next) => {
+    if (!hasBody(req)) return next();
+    const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+    if (encoding !== "identity") {
+      return next(new AppError("unsupported_media_type", `a ${encoding}-encoded request body is not accepted; send plain JSON`));
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      stop();
+      req.pause();
+      next(new AppError("payload_too_large", `the request body exceeds ${limit} bytes`));
+    };
+    const onEnd = (): void => {
+      stop();
+      req.body = Buffer.concat(chunks, size);
+      next();
+    };
+    // The client went away before its body ended: there is nobody to answer.
+    const onClose = (): void => stop();
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("close", onClose);
+  };
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  if (req.headers["transfer-encoding"] !== undefined) return true;
+  const length = req.headers["content-length"];
+  return length !== undefined && length !== "0";
 }

@@ -2,7 +2,7 @@ import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } 
 import type { Socket } from "node:net";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import type { RequestHandler } from "express";
-import { AppError, errorBody, type Logger } from "@meter/service-kit";
+import { AppError, deliveryOf, errorBody, type Logger } from "@meter/service-kit";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -17,71 +17,179 @@ declare global {
   }
 }
 
-/**
- * Errors raised before a connection to the service existed: its name did not resolve (a container
- * being restarted drops out of the cluster's DNS), no route, or nothing listening. The request never
- * left the gateway, so nothing can have been reserved. Anything else may have reached the service.
- */
-const NEVER_CONNECTED = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL"]);
+/** The buffered body could not be written (the outgoing request had ended already); nothing went out. */
+class BodyNotForwardedError extends Error {
+  readonly code = "EBODYNOTFORWARDED";
+}
 
 /**
- * One keep-alive proxy per service. The body is forwarded as received (never re-serialised). When the
- * service cannot be reached nothing happened there: 503. When the connection breaks after a paid
- * request was sent, money may already be reserved or spent: the answer is 202 pending, and the client
- * retries with the same Idempotency-Key.
+ * A failure that proves nothing reached the service: no connection was ever made (deliveryOf: its name
+ * did not resolve, no route, nothing listening; a container being restarted drops out of the cluster's
+ * DNS), or a body the gateway gave up on before sending. Nothing can have been reserved.
  */
-export function serviceProxy(name: string, target: string, logger: Logger): RequestHandler {
-  const agent = new Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
-  const proxy = createProxyMiddleware<IncomingMessage, ServerResponse>({
-    target,
-    agent,
-    changeOrigin: false,
-    xfwd: true,
-    proxyTimeout: 180_000,
-    on: {
-      proxyReq: (proxyReq: ClientRequest, _req, res) => {
-        const raw = (res as unknown as { locals: Express.Locals }).locals.rawBody;
-        if (raw) {
-          proxyReq.setHeader("content-length", raw.length);
-          proxyReq.write(raw);
-        }
+const neverDelivered = (err: Error): boolean => err instanceof BodyNotForwardedError || deliveryOf(err) === "not_delivered";
+
+/** How long a client told "service unavailable" waits before trying again. */
+const UNAVAILABLE_RETRY_AFTER_S = "2";
+/** How long a client told "pending" waits before repeating the request with the same Idempotency-Key. */
+const PENDING_RETRY_AFTER_S = "2";
+
+/**
+ * How long a kept-alive connection to a service may sit unused before the gateway closes it itself.
+ * Shorter than the services' SHUTDOWN_DELAY_MS in a deployment (the deployment checks compare them):
+ * a service that drains answers with `Connection: close` during that delay, so each connection of the
+ * gateway to it is either retired by an answer or closed here first, and none is left idle for the
+ * service to close under a request the gateway is just sending.
+ */
+export const PROXY_IDLE_SOCKET_MS = 2000;
+
+/** The x-forwarded-* headers http-proxy appends to: restored before a retry, so they are not doubled. */
+const FORWARDED_HEADERS = ["x-forwarded-for", "x-forwarded-port", "x-forwarded-proto", "x-forwarded-host"] as const;
+
+interface Attempt {
+  endpoint: number;
+  retried: boolean;
+  forwarded: Partial<Record<(typeof FORWARDED_HEADERS)[number], string | string[] | undefined>>;
+  next: (err?: unknown) => void;
+}
+const ATTEMPT = Symbol("proxy attempt");
+type AttemptedRequest = IncomingMessage & { [ATTEMPT]?: Attempt };
+
+/**
+ * One keep-alive proxy per service. The body is forwarded as received (never re-serialised). `targets`
+ * is the service's base URL (in Kubernetes its Service, which spreads new connections over the ready
+ * pods), or several replicas' URLs, taken in turn. A request that was never delivered is sent once
+ * more, on a new connection to the next endpoint, when its body can be sent again (buffered, or none):
+ * a replica that is stopping, or one the balancer has not yet dropped, costs the client nothing. If
+ * that fails too: 503, nothing reserved. When the connection breaks after a paid request was sent,
+ * money may already be reserved or spent: the answer is 202 pending, and the client retries with the
+ * same Idempotency-Key. Any other lost answer is a 503 that does not claim to know what happened.
+ */
+export function serviceProxy(name: string, targets: string | readonly string[], logger: Logger): RequestHandler {
+  const endpoints = typeof targets === "string" ? [targets] : [...targets];
+  if (endpoints.length === 0) throw new Error(`no URL for the ${name} service`);
+  // No cap on sockets here: admission bounds the requests in flight to each service, so none waits for
+  // a socket. One that waited would be ended before its body could be written (writeBufferedBody).
+  const agent = new Agent({ keepAlive: true, keepAliveMsecs: 10_000, timeout: PROXY_IDLE_SOCKET_MS });
+  const proxies = endpoints.map((target) =>
+    createProxyMiddleware<IncomingMessage, ServerResponse>({
+      target,
+      agent,
+      changeOrigin: false,
+      xfwd: true,
+      proxyTimeout: 180_000,
+      on: {
+        proxyReq: (proxyReq: ClientRequest, _req, res) => {
+          writeBufferedBody(proxyReq, (res as unknown as { locals: Express.Locals }).locals.rawBody);
+        },
+        error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
+          // An event handler: anything thrown here would be uncaught and take the whole gateway down.
+          try {
+            if (!retryElsewhere(err, req as AttemptedRequest, resOrSocket)) answerFailure(err, req, resOrSocket, name, logger);
+          } catch (failure) {
+            logger.error({ err: failure, service: name }, "could not answer a failed proxy request");
+            resOrSocket.destroy();
+          }
+        },
       },
-      error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
-        const res = resOrSocket as ServerResponse & { locals?: Express.Locals };
-        if (typeof res.writeHead !== "function" || res.headersSent) {
-          res.destroy?.();
-          return;
-        }
-        const code = (err as { code?: string }).code;
-        const requestId = (req as { requestId?: string }).requestId ?? "";
-        res.setHeader("x-request-id", requestId);
-        res.setHeader("content-type", "application/json");
-        if (!NEVER_CONNECTED.has(code ?? "") && res.locals?.paid) {
-          logger.warn({ err, requestId, service: name }, "lost the service's answer to a paid request; answering pending");
-          res.writeHead(202, { "retry-after": "2" });
-          res.end(
-            JSON.stringify({
-              id: requestId,
-              type: "pending",
-              status: "reconciling",
-              billing: null,
-              message: "the outcome is not known yet; retry with the same Idempotency-Key and body",
-            }),
-          );
-          return;
-        }
-        logger.warn({ err, requestId, service: name }, "service unavailable");
-        const e = new AppError("service_unavailable", `the ${name} service is not available; nothing was reserved`);
-        res.writeHead(e.status);
-        res.end(JSON.stringify(errorBody(e.code, e.message, e.status, requestId)));
-      },
-    },
-  });
+    }),
+  );
+  let turn = 0;
+
+  const retryElsewhere = (err: Error, req: AttemptedRequest, resOrSocket: ServerResponse | Socket): boolean => {
+    const attempt = req[ATTEMPT];
+    const res = resOrSocket as ServerResponse & { locals?: Express.Locals };
+    if (!attempt || attempt.retried || typeof res.writeHead !== "function" || res.headersSent) return false;
+    if (!neverDelivered(err) || !(res.locals?.rawBody !== undefined || hasNoBody(req))) return false;
+    attempt.retried = true;
+    attempt.endpoint = (attempt.endpoint + 1) % proxies.length;
+    for (const header of FORWARDED_HEADERS) {
+      if (attempt.forwarded[header] === undefined) delete req.headers[header];
+      else req.headers[header] = attempt.forwarded[header] as string;
+    }
+    logger.warn({ err, service: name, requestId: (req as { requestId?: string }).requestId }, "request never delivered; sending it once more");
+    void proxies[attempt.endpoint]!(req as never, res as never, attempt.next);
+    return true;
+  };
+
   return (req, res, next) => {
     // A body the gateway has read (answering the client's `Expect: 100-continue` itself) is written
     // in the proxyReq hook, which http-proxy skips for a request that still carries `Expect`: the
     // service would wait for a body that never comes. The expectation is met already; drop it.
     if (res.locals.rawBody || req.readableEnded) delete req.headers.expect;
-    return proxy(req, res, next);
+    const endpoint = turn;
+    turn = (turn + 1) % proxies.length;
+    const forwarded = Object.fromEntries(FORWARDED_HEADERS.map((h) => [h, req.headers[h]]));
+    (req as AttemptedRequest)[ATTEMPT] = { endpoint, retried: false, forwarded, next };
+    return proxies[endpoint]!(req, res, next);
+  };
+}
+
+/** A request without a body can be sent again as it is; a streamed one (uploads) cannot. */
+function hasNoBody(req: IncomingMessage): boolean {
+  return req.headers["transfer-encoding"] === undefined && (req.headers["content-length"] === undefined || req.headers["content-length"] === "0");
+}
+
+/**
+ * http-proxy calls its proxyReq hook when the outgoing request gets a socket, and pipes the incoming
+ * request (already read, so empty) into it at once. A request that had to wait for a socket has been
+ * ended by then: its headers are out of reach and its body cannot follow. It is destroyed before any
+ * byte leaves (the hook runs before the first write) and answered 503; throwing would crash the gateway.
+ */
+function writeBufferedBody(proxyReq: ClientRequest, raw: Buffer | undefined): void {
+  if (!raw) return;
+  if (proxyReq.headersSent) {
+    proxyReq.destroy(new BodyNotForwardedError("the request ended before its body could be written"));
+    return;
+  }
+  try {
+    proxyReq.setHeader("content-length", raw.length);
+    proxyReq.write(raw);
+  } catch (err) {
+    proxyReq.destroy(err instanceof Error ? err : new BodyNotForwardedError(String(err)));
+  }
+}
+
+function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResponse | Socket, name: string, logger: Logger): void {
+  const res = resOrSocket as ServerResponse & { locals?: Express.Locals };
+  if (typeof res.writeHead !== "function" || res.headersSent) {
+    // A socket (no HTTP answer possible), or an answer already under way: all that is left is to cut it.
+    resOrSocket.destroy();
+    return;
+  }
+  const requestId = (req as { requestId?: string }).requestId ?? "";
+  res.setHeader("x-request-id", requestId);
+  res.setHeader("content-type", "application/json");
+  if (neverDelivered(err)) {
+    logger.warn({ err, requestId, service: name }, "service unavailable");
+    sendUnavailable(res, requestId, `the ${name} service is not available; nothing was reserved`);
+  } else if (res.locals?.paid) {
+    logger.warn({ err, requestId, service: name }, "lost the service's answer to a paid request; answering pending");
+    res.writeHead(202, { "retry-after": PENDING_RETRY_AFTER_S });
+    res.end(JSON.stringify(pendingBody(requestId)));
+  } else {
+    logger.warn({ err, requestId, service: name }, "lost the service's answer");
+    sendUnavailable(res, requestId, `the connection to the ${name} service broke before it answered; the request may have taken effect, retry it`);
+  }
+}
+
+function sendUnavailable(res: ServerResponse, requestId: string, message: string): void {
+  const e = new AppError("service_unavailable", message);
+  res.writeHead(e.status, { "retry-after": UNAVAILABLE_RETRY_AFTER_S });
+  res.end(JSON.stringify(errorBody(e.code, e.message, e.status, requestId)));
+}
+
+/**
+ * The contract's pending object, written by the gateway itself: the service's answer was lost, so the
+ * gateway cannot know the estimate and says so with `estimated_cost_microrub: null` rather than invent
+ * a number. Whatever was reserved stays reserved; the retry with the same Idempotency-Key and body gets
+ * the service's own answer, with its figures.
+ */
+function pendingBody(requestId: string) {
+  return {
+    id: requestId,
+    type: "pending",
+    status: "reconciling",
+    billing: { status: "reserved", estimated_cost_microrub: null, cost_microrub: null },
   };
 }

@@ -1,36 +1,38 @@
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createLogger, InternalClient, listen, Metrics, closeServer } from "@meter/service-kit";
-import { startBilling, TEST_SECRET, seedAccount, type BillingHarness } from "@meter/billing-ledger/test/support/billing-harness";
-import type { Scope } from "@meter/contracts";
-import type { Bus, Consumer } from "@meter/messaging";
-import { startHoldCommandConsumer } from "@meter/billing-ledger/src/consumers/hold-commands.consumer";
-import { createApp } from "../../src/app";
-import { KeyVerifier } from "../../src/auth/key-verifier";
-import { RateLimiter } from "../../src/auth/rate-limiter";
-import type { ServiceName } from "../../src/routes";
+import type { Scope, ServiceName } from "@meter/contracts";
+import { closeServer, createLogger, listen, type Logger } from "@meter/service-kit";
+import { operatorOf, startStack, testKeyEnv, type Stack } from "@meter/testing";
+import { compose, type GatewayComposition } from "../../src/composition";
+import { loadConfig } from "../../src/config";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 export interface GatewayHarness {
   url: string;
-  billing: BillingHarness;
+  /** Every gateway process of the harness (`replicas`), all in front of the same billing; url is the first. */
+  urls: string[];
+  /** The first gateway's internal port: /healthz, /readyz, /metrics. */
+  internalUrl: string;
   billingUrl: string;
+  /** billing-ledger (and whatever else runs) in this process, built by each one's composition root. */
+  stack: Stack;
   /** A user, organization with credit, and key with the given scopes. */
-  account(opts?: {
-    scopes?: Scope[];
-    credit?: number;
-    dailyBudget?: number;
-  }): Promise<{ key: string; keyId: string; organizationId: string; userId: string }>;
+  account(opts?: { scopes?: Scope[]; credit?: number; dailyBudget?: number }): Promise<{ key: string; keyId: string; organizationId: string; userId: string }>;
+  admin<T = Record<string, unknown>>(method: string, p: string, body?: unknown): Promise<T>;
   /** Takes billing's HTTP port down (connections refused) and brings it back on the same port. */
   stopBillingHttp(): Promise<void>;
   startBillingHttp(): Promise<void>;
+  /** Whether every gateway process hears key revocations on the bus. */
+  hearingRevocations(): boolean;
+  /** Every revocation a gateway process heard on the bus, and when. */
+  revocationsHeard(): { replica: number; keyId: string; at: number }[];
+  assertBooksBalance(): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * A real gateway in front of a real billing-ledger (its own test database), both on ephemeral ports.
- * Services not given are reachable at a port nothing listens on.
+ * Real gateways, built by the gateway's composition root, in front of a real billing-ledger (the test
+ * stack's, on its own database and vhost). Services not given are at a port nothing listens on.
  */
 export async function startGateway(
   opts: {
@@ -38,73 +40,90 @@ export async function startGateway(
     textLimit?: number;
     rateLimitPerMinute?: number;
     services?: Partial<Record<ServiceName, string>>;
-    /** Billing also consumes hold commands from this bus, as its main process does. */
-    bus?: Bus;
+    /** Where the gateways listen for revoked keys, when not at billing's broker (a broker that is down, say). */
+    gatewayRabbitmqUrl?: string;
+    /** Gateway processes in front of the one billing (default 1). */
+    replicas?: number;
+    keyMaxInFlight?: number;
+    serviceMaxInFlight?: number;
     mediaEnabled?: boolean;
+    logger?: Logger;
+    /** Settings of billing-ledger's own (e.g. the cabinet's sign-in limits). */
+    billingEnv?: Record<string, string>;
   } = {},
 ): Promise<GatewayHarness> {
-  const billing = await startBilling();
-  let billingServer = createServer(billing.app);
-  const billingPort = await listen(billingServer, 0, "127.0.0.1");
-  const consumer: Consumer | undefined = opts.bus
-    ? await startHoldCommandConsumer(opts.bus, billing.services.holds, createLogger("billing-consumer-test", "silent"))
-    : undefined;
-  const billingUrl = `http://127.0.0.1:${billingPort}`;
-  const nobody = await unusedPort();
-  const billingClient = new InternalClient({ baseUrl: billingUrl, secret: TEST_SECRET, identity: { kind: "service", service: "gateway" } });
-  const app = createApp({
-    logger: createLogger("gateway-test", "silent"),
-    metrics: new Metrics("gateway"),
-    internalSecret: TEST_SECRET,
-    adminToken: ADMIN_TOKEN,
-    keys: new KeyVerifier(billingClient, opts.keyCacheTtlMs ?? 2000),
-    rateLimiter: new RateLimiter(opts.rateLimitPerMinute ?? 0),
-    services: {
-      text: `http://127.0.0.1:${nobody}`,
-      "media-jobs": `http://127.0.0.1:${nobody}`,
-      files: `http://127.0.0.1:${nobody}`,
-      mcp: `http://127.0.0.1:${nobody}`,
-      ...opts.services,
-      "billing-ledger": billingUrl,
-    },
-    limits: { text: opts.textLimit ?? 10 * 1024 * 1024, json: 1024 * 1024, mcp: 64 * 1024 },
-    mediaEnabled: opts.mediaEnabled ?? false,
-    readiness: [],
-  });
-  const server: Server = createServer(app);
-  const port = await listen(server, 0, "127.0.0.1");
+  const stack = await startStack({ services: ["billing-ledger"], ...(opts.billingEnv ? { env: opts.billingEnv } : {}) });
+  const billingUrl = stack.urls["billing-ledger"]!;
+  // Services not under test: a port below 1024 nothing here listens on (a freed ephemeral port could be
+  // taken meanwhile by another suite's server, which would then answer in their place).
+  const nobody = "http://127.0.0.1:1";
+  const logger = opts.logger ?? createLogger("gateway-test", "silent");
+  const gateways: { composition: GatewayComposition; server: Server; internalServer: Server }[] = [];
+  const heard: { replica: number; keyId: string; at: number }[] = [];
+  try {
+    for (let replica = 0; replica < (opts.replicas ?? 1); replica++) {
+      const config = loadConfig({
+        ...testKeyEnv("gateway"),
+        ADMIN_TOKEN,
+        BILLING_LEDGER_URL: billingUrl,
+        TEXT_URL: opts.services?.text ?? nobody,
+        MEDIA_JOBS_URL: opts.services?.["media-jobs"] ?? nobody,
+        FILES_URL: opts.services?.files ?? nobody,
+        MCP_URL: opts.services?.mcp ?? nobody,
+        RABBITMQ_URL: opts.gatewayRabbitmqUrl ?? stack.env.RABBITMQ_URL!,
+        KEY_CACHE_TTL_MS: String(opts.keyCacheTtlMs ?? 2000),
+        TEXT_BODY_LIMIT_BYTES: String(opts.textLimit ?? 10 * 1024 * 1024),
+        RATE_LIMIT_PER_MINUTE: String(opts.rateLimitPerMinute ?? 0),
+        MEDIA_ENABLED: String(opts.mediaEnabled ?? false),
+        ...(opts.keyMaxInFlight ? { KEY_MAX_IN_FLIGHT: String(opts.keyMaxInFlight) } : {}),
+        ...(opts.serviceMaxInFlight ? { SERVICE_MAX_IN_FLIGHT: String(opts.serviceMaxInFlight) } : {}),
+      });
+      const composition = await compose(config, { logger });
+      // Record what each replica hears, then let its key cache act on it.
+      const revoke = composition.keys.revoke.bind(composition.keys);
+      composition.keys.revoke = (keyId: string) => {
+        heard.push({ replica, keyId, at: Date.now() });
+        revoke(keyId);
+      };
+      const server = createServer(composition.app);
+      const internalServer = createServer(composition.internalApp);
+      gateways.push({ composition, server, internalServer });
+      await listen(server, 0, "127.0.0.1");
+      await listen(internalServer, 0, "127.0.0.1");
+    }
+  } catch (e) {
+    await stack.close();
+    throw e;
+  }
+  const urlOf = (server: Server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const urls = gateways.map((gw) => urlOf(gw.server));
+  const operator = operatorOf(urls[0]!, ADMIN_TOKEN);
   return {
-    url: `http://127.0.0.1:${port}`,
-    billing,
+    url: urls[0]!,
+    urls,
+    internalUrl: urlOf(gateways[0]!.internalServer),
     billingUrl,
+    stack,
+    admin: operator.admin,
     account: (o = {}) =>
-      seedAccount(billing, {
+      operator.account({
         credit: o.credit ?? 1_000_000,
         ...(o.scopes ? { scopes: o.scopes } : {}),
         ...(o.dailyBudget !== undefined ? { dailyBudget: o.dailyBudget } : {}),
       }),
-    async stopBillingHttp() {
-      billingServer.closeAllConnections();
-      await closeServer(billingServer);
-    },
-    async startBillingHttp() {
-      billingServer = createServer(billing.app);
-      await listen(billingServer, billingPort, "127.0.0.1");
-    },
+    stopBillingHttp: () => stack.stopHttp("billing-ledger"),
+    startBillingHttp: () => stack.startHttp("billing-ledger"),
+    hearingRevocations: () => gateways.every((gw) => gw.composition.hearingRevocations()),
+    revocationsHeard: () => [...heard],
+    assertBooksBalance: () => stack.assertBooksBalance(),
     async close() {
-      await consumer?.stop();
-      await closeServer(server);
-      if (billingServer.listening) await closeServer(billingServer);
-      await billingClient.close();
-      await billing.close();
+      for (const gw of gateways) {
+        gw.server.closeAllConnections();
+        await closeServer(gw.server);
+        await closeServer(gw.internalServer);
+        await gw.composition.close();
+      }
+      await stack.close();
     },
   };
-}
-
-async function unusedPort(): Promise<number> {
-  const s = createServer();
-  await listen(s, 0, "127.0.0.1");
-  const { port } = s.address() as AddressInfo;
-  await closeServer(s);
-  return port;
 }

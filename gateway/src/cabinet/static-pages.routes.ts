@@ -1,0 +1,50 @@
+import { Router, type RequestHandler } from "express";
+import type { CabinetBundle } from "@meter/cabinet-web";
+import { AppError } from "@meter/service-kit";
+
+/**
+ * The page's own rules for the browser: scripts, styles and calls from this origin only (no CDN, no
+ * inline script), never framed, no Referer leaving it. Chart.js styles its canvas through the DOM,
+ * which a style-src policy does not touch.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader("content-security-policy", CONTENT_SECURITY_POLICY);
+  res.setHeader("x-frame-options", "DENY");
+  res.setHeader("x-content-type-options", "nosniff");
+  res.setHeader("referrer-policy", "no-referrer");
+  next();
+};
+
+/**
+ * The bundle's files under /cabinet/assets, cached for a year (their names change with their content),
+ * and the one HTML page at every other /cabinet address, fetched anew each time (it names the files).
+ */
+export function staticPagesRoutes(bundle: CabinetBundle): Router {
+  const r = Router();
+  r.get("/assets/:name", (req, res) => {
+    const asset = bundle.assets.get(req.params.name);
+    if (!asset) throw new AppError("not_found", `no cabinet asset ${req.params.name}`);
+    res.setHeader("content-type", asset.contentType);
+    res.setHeader("cache-control", "public, max-age=31536000, immutable");
+    res.end(req.method === "HEAD" ? undefined : asset.body);
+  });
+  const page: RequestHandler = (req, res) => {
+    res.setHeader("content-type", "text/html; charset=utf-8");
+    res.setHeader("cache-control", "no-cache");
+    res.end(req.method === "HEAD" ? undefined : bundle.html);
+  };
+  r.get(["/", "/*page"], page);
+  return r;
+}

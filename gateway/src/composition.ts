@@ -1,0 +1,88 @@
+import type { Express } from "express";
+import { buildCabinet } from "@meter/cabinet-web";
+import { BillingClient } from "@meter/service-clients";
+import { createInternalAuth, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createApp } from "./app";
+import { KeyVerifier } from "./auth/key-verifier";
+import { RateLimiter } from "./auth/rate-limiter";
+import { createCabinet } from "./cabinet/cabinet";
+import type { GatewayConfig } from "./config";
+import { startRevocationListener } from "./consumers/key-revoked.consumer";
+import { createInternalApp } from "./http/internal-port";
+
+export interface GatewayComposition {
+  /** The public port: /healthz, the API, the admin API and the cabinet. */
+  app: Express;
+  /** The internal port: /readyz and /metrics. */
+  internalApp: Express;
+  keys: KeyVerifier;
+  /** Whether this process is subscribed to key revocations on the bus. */
+  hearingRevocations(): boolean;
+  close(): Promise<void>;
+}
+
+/** What tests may replace; main.ts passes only the logger. */
+export interface GatewayOverrides {
+  logger: Logger;
+  auth?: InternalAuth;
+}
+
+/**
+ * The composition root of the gateway: key verification (cached, revoked at once over the bus), the
+ * routes with their limits, the signed forwarding to each service, and the cabinet. The same for
+ * main.ts and the tests.
+ */
+export async function compose(config: GatewayConfig, overrides: GatewayOverrides): Promise<GatewayComposition> {
+  const { logger } = overrides;
+  const auth = overrides.auth ?? createInternalAuth("gateway", config);
+  const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
+  const metrics = new Metrics("gateway");
+  const keys = new KeyVerifier(new BillingClient(billingHttp), config.KEY_CACHE_TTL_MS);
+  // In the background: the gateway serves (on the TTL alone) while the broker is away.
+  const revocations = startRevocationListener({ url: config.RABBITMQ_URL, keys, logger, metrics });
+  const services = {
+    text: config.TEXT_URL,
+    "media-jobs": config.MEDIA_JOBS_URL,
+    files: config.FILES_URL,
+    "billing-ledger": config.BILLING_LEDGER_URL,
+    mcp: config.MCP_URL,
+  };
+  const cabinet = createCabinet({
+    auth,
+    adminToken: config.ADMIN_TOKEN,
+    // Bundled here, at start, from the source: nothing built is committed or can be stale.
+    bundle: await buildCabinet(),
+    services: { "media-jobs": config.MEDIA_JOBS_URL, files: config.FILES_URL, "billing-ledger": config.BILLING_LEDGER_URL },
+    mediaEnabled: config.MEDIA_ENABLED,
+    secureCookies: config.CABINET_SECURE_COOKIES,
+    jsonLimit: config.JSON_BODY_LIMIT_BYTES,
+    maxInFlight: config.SERVICE_MAX_IN_FLIGHT,
+  });
+  const app = createApp({
+    logger,
+    metrics,
+    auth,
+    adminToken: config.ADMIN_TOKEN,
+    keys,
+    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    services,
+    limits: { text: config.TEXT_BODY_LIMIT_BYTES, json: config.JSON_BODY_LIMIT_BYTES, mcp: config.MCP_BODY_LIMIT_BYTES },
+    inFlight: { perKey: config.KEY_MAX_IN_FLIGHT, perService: config.SERVICE_MAX_IN_FLIGHT },
+    mediaEnabled: config.MEDIA_ENABLED,
+    cabinet,
+  });
+  // Ready whenever it runs: a gateway taken out of its load balancer because billing-ledger is down would
+  // turn the contract's 503 (with Retry-After, nothing reserved) into the balancer's own error page,
+  // and a billing rollout into a whole outage. RabbitMQ is not a condition either, see above.
+  const internalApp = createInternalApp({ metrics, logger, readiness: [] });
+  return {
+    app,
+    internalApp,
+    keys,
+    hearingRevocations: () => revocations.isListening(),
+    async close() {
+      await revocations.close();
+      await billingHttp.close();
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { hostname } from "node:os";
+import { connectBus, registerUnroutedGauge, type Bus, type BusLogger, type Consumer } from "@meter/messaging";
+import type { Metrics } from "@meter/service-kit";
+import type { KeyVerifier } from "../auth/key-verifier";
+
+export interface RevocationListener {
+  /** Connected to the broker and hearing revocations (the TTL covers every moment it is not). */
+  isListening(): boolean;
+  close(): Promise<void>;
+}
+
+export interface RevocationListenerOptions {
+  url: string;
+  keys: Pick<KeyVerifier, "revoke">;
+  logger: BusLogger;
+  /** Where the bus's unrouted-queue gauge is reported, once connected. */
+  metrics?: Metrics;
+  /** Wait between attempts while the broker cannot be reached at all. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Drops each revoked key from this process's cache as soon as billing publishes `billing.key.revoked`.
+ * Every gateway process has its own exclusive queue, so every replica hears every revocation. The
+ * broker is optional: the gateway serves without it (this keeps trying in the background) and a revoked
+ * key then dies by the key cache's TTL. Once connected, the bus reconnects and re-subscribes by itself.
+ */
+export function startRevocationListener(opts: RevocationListenerOptions): RevocationListener {
+  const retryDelayMs = opts.retryDelayMs ?? 5_000;
+  let bus: Bus | undefined;
+  let consumer: Consumer | undefined;
+  let closed = false;
+  let wake: (() => void) | undefined;
+
+  const subscribe = async (connected: Bus): Promise<Consumer> =>
+    connected.consume({
+      // Named after the process for whoever looks at the broker; a queue name allows fewer characters than a host name.
+      queue: `gateway.key-revoked.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}.${process.pid}`,
+      exclusive: true,
+      routingKeys: ["billing.key.revoked"],
+      handler: async ({ key_id }) => {
+        opts.keys.revoke(key_id);
+      },
+    });
+
+  const run = async (): Promise<void> => {
+    while (!closed) {
+      try {
+        if (!bus) {
+          bus = await connectBus({ url: opts.url, name: "gateway", logger: opts.logger, connectTimeoutMs: retryDelayMs });
+          if (opts.metrics) registerUnroutedGauge(bus, opts.metrics.registry);
+        }
+        consumer = await subscribe(bus);
+        return;
+      } catch (err) {
+        if (closed) return;
+        opts.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "not hearing key revocations yet; revoked keys die by the key cache TTL meanwhile",
+        );
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, retryDelayMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  };
+  const running = run();
+
+  return {
+    isListening: () => consumer !== undefined && bus?.isConnected() === true,
+    async close() {
+      closed = true;
+      wake?.();
+      await running;
+      await bus?.close();
+    },
+  };
+}

@@ -1,0 +1,30 @@
+/**
+ * Counts requests in flight per name (an API key id, a service) and refuses one more past `max`. Per
+ * process: N gateway replicas admit up to N times the bound.
+ */
+export class InFlightLimit {
+  private readonly counts = new Map<string, number>();
+
+  constructor(readonly max: number) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError("an in-flight limit must be an integer >= 1");
+  }
+
+  /** Admits one more request under `name`: a release to call when it is over (calling it again does nothing), or undefined when full. */
+  tryAcquire(name: string): (() => void) | undefined {
+    const current = this.counts.get(name) ?? 0;
+    if (current >= this.max) return undefined;
+    this.counts.set(name, current + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.counts.get(name) ?? 1) - 1;
+      if (left > 0) this.counts.set(name, left);
+      else this.counts.delete(name);
+    };
+  }
+
+  inFlight(name: string): number {
+    return this.counts.get(name) ?? 0;
+  }
+}
