@@ -1,0 +1,13 @@
+import { Router } from "express";
+import { HoldOwnerEndpoints } from "@meter/contracts";
+import { parseInput } from "@meter/service-kit";
+import type { HoldAuditService } from "../services/hold-audit.service";
+
+/** What billing-ledger calls (signed billing-ledger identity only): the hold audit. */
+export function internalRoutes(deps: { audit: HoldAuditService }): Router {
+  const r = Router();
+  r.post(HoldOwnerEndpoints.audit.path, async (req, res) => {
+    res.json({ verdicts: await deps.audit.audit(parseInput(HoldOwnerEndpoints.audit.request, req.body)) });
+  });
+  return r;
+}
