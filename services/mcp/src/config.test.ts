@@ -1,0 +1,23 @@
+import { loadConfig } from "./config";
+
+const KEYS = { INTERNAL_SIGNING_KEY: "k".repeat(40), INTERNAL_PUBLIC_KEYS: "p".repeat(40) };
+
+describe("MCP settings", () => {
+  it("default to the spec's limits and the local topology", () => {
+    expect(loadConfig(KEYS)).toMatchObject({
+      MCP_PORT: 8085,
+      MCP_DATABASE_URL: "postgresql://postgres@127.0.0.1:5432/meter_mcp",
+      GATEWAY_URL: "http://127.0.0.1:8080",
+      MCP_BODY_LIMIT_BYTES: 64 * 1024,
+      MCP_RESULT_LIMIT_BYTES: 512 * 1024,
+      MCP_MAX_ACTIVE_CALLS_PER_PROCESS: 4,
+      MCP_MAX_ACTIVE_CALLS_PER_ORGANIZATION: 2,
+    });
+  });
+
+  it("refuse a bad value, naming it", () => {
+    expect(() => loadConfig({ ...KEYS, MCP_LEASE_TTL_MS: "10", GATEWAY_URL: "not a url" })).toThrow(
+      /MCP_LEASE_TTL_MS[\s\S]*GATEWAY_URL|GATEWAY_URL[\s\S]*MCP_LEASE_TTL_MS/,
+    );
+  });
+});

@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+
+export const McpConfig = CommonConfig.extend({
+  MCP_PORT: serviceEnv.port("mcp"),
+  MCP_DATABASE_URL: serviceEnv.databaseUrl("mcp"),
+  /** The public API the tools call back, with the caller's own key, so every rule of the HTTP API applies. */
+  GATEWAY_URL: serviceEnv.url("gateway"),
+  /** Where clients reach the API, for the file links in tool results. Unset: the origin the gateway forwards. */
+  PUBLIC_BASE_URL: env.optionalUrl(),
+  /** The JSON-RPC body limit (spec: 64 KiB); over it 413 before anything is parsed. */
+  MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),
+  /** The serialized tool result limit (spec: 512 KiB); over it the call ends in `result_too_large`. */
+  MCP_RESULT_LIMIT_BYTES: env.int(512 * 1024, { min: 1024 }),
+  /** Tool calls running at once in this process (spec: 4); over it `mcp_busy`. */
+  MCP_MAX_ACTIVE_CALLS_PER_PROCESS: env.int(4, { min: 1 }),
+  /** Tool calls running at once per organization across every MCP process (spec: 2); over it `mcp_busy`. */
+  MCP_MAX_ACTIVE_CALLS_PER_ORGANIZATION: env.int(2, { min: 1 }),
+  /**
+   * How long a call's slot outlives its process: a running call renews it every third of this, so a
+   * killed process's slots are free again at most this long after it died.
+   */
+  MCP_LEASE_TTL_MS: env.int(30_000, { min: 1_000 }),
+  /** How long a job tool waits for its job before returning it to be polled with get_job. */
+  MCP_JOB_WAIT_MS: env.int(20_000, { min: 0, max: 120_000 }),
+  /** The longest one public API call may take; above the text endpoints' synchronous window (60 s). */
+  MCP_API_TIMEOUT_MS: env.int(150_000, { min: 1_000 }),
+  /** Text and JSON results up to this size are put into the tool result; larger ones only as a link. */
+  MCP_INLINE_RESULT_BYTES: env.int(16 * 1024, { min: 0, max: 256 * 1024 }),
+  DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
+});
+export type McpConfig = z.infer<typeof McpConfig>;
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): McpConfig {
+  return parseConfig(McpConfig, source);
+}

@@ -1,0 +1,11 @@
+import { MCP_TOOL_SCOPES, McpToolName, type Scope } from "@meter/contracts";
+
+/** The rights `scopes` lacks for `tool`; empty when the key may list and call it. */
+export function missingScopes(scopes: readonly Scope[], tool: McpToolName): Scope[] {
+  return MCP_TOOL_SCOPES[tool].filter((s) => !scopes.includes(s));
+}
+
+/** The tools a key may use, in the catalog's fixed order (2026-07-28 asks for a deterministic order). */
+export function toolsFor(scopes: readonly Scope[]): McpToolName[] {
+  return McpToolName.options.filter((tool) => missingScopes(scopes, tool).length === 0);
+}
