@@ -1,0 +1,46 @@
+import { useState } from "preact/hooks";
+
+/** A destructive action in two steps, with no modal: the first press asks, the second does it. */
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  onConfirm,
+  disabled,
+}: {
+  label: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<void>;
+  disabled?: boolean;
+}) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  if (!asking) {
+    return (
+      <button type="button" class="danger-outline" disabled={disabled} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  }
+  return (
+    <span class="confirm">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy}
+        ref={(b) => b?.focus()}
+        onClick={() => {
+          setBusy(true);
+          void onConfirm().finally(() => {
+            setBusy(false);
+            setAsking(false);
+          });
+        }}
+      >
+        {confirmLabel}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
+}

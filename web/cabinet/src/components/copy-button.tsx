@@ -1,0 +1,26 @@
+import { useState } from "preact/hooks";
+
+/** Copies `text` to the clipboard; where the browser refuses, the text is selected for Ctrl+C instead. */
+export function CopyButton({ text, label = "Copy", targetId }: { text: string; label?: string; targetId?: string }) {
+  const [state, setState] = useState<"idle" | "copied" | "select">("idle");
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState("copied");
+    } catch {
+      const target = targetId ? document.getElementById(targetId) : null;
+      if (target) window.getSelection()?.selectAllChildren(target);
+      setState("select");
+    }
+  };
+  return (
+    <span class="copy">
+      <button type="button" onClick={() => void copy()}>
+        {label}
+      </button>
+      <span role="status" class="copy-status">
+        {state === "copied" ? "Copied" : state === "select" ? "Selected: press Ctrl+C" : ""}
+      </span>
+    </span>
+  );
+}

@@ -1,0 +1,175 @@
+import { useState } from "preact/hooks";
+import type { FileList, FileRecord, JobList, JobRecord } from "@meter/contracts";
+import { ApiError, api, query } from "../api";
+import { Amount } from "../components/amount";
+import { DateTime } from "../components/date-time";
+import { Layout } from "../components/layout";
+import { ErrorNotice } from "../components/notice";
+import { useLoad } from "../components/use-load";
+import { useMember } from "../session";
+
+const PAGE = 20;
+
+/** The user's files (from the files service) and media jobs (from media-jobs), with their status. */
+export function FilesPage() {
+  const me = useMember();
+  return (
+    <Layout title="Files and jobs">
+      <p>Files and jobs belong to you, whichever of your keys made them, in every organization.</p>
+      <FilesSection budgetZone={me.budget_timezone} />
+      <JobsSection budgetZone={me.budget_timezone} />
+    </Layout>
+  );
+}
+
+function FilesSection({ budgetZone }: { budgetZone: string }) {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const files = useLoad(() => api<FileList>("GET", `/files${query({ limit: PAGE, cursor: cursors.at(-1) })}`), [cursors]);
+  return (
+    <section aria-labelledby="files-heading">
+      <h2 id="files-heading">Files</h2>
+      <ErrorNotice error={files.error} />
+      {files.data && files.data.data.length === 0 && <p>No files.</p>}
+      {files.data && files.data.data.length > 0 && (
+        <table data-testid="files">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Type</th>
+              <th scope="col" class="num">
+                Size
+              </th>
+              <th scope="col">Status</th>
+              <th scope="col">Uploaded</th>
+              <th scope="col">Deleted after</th>
+            </tr>
+          </thead>
+          <tbody>
+            {files.data.data.map((f) => (
+              <tr key={f.id}>
+                <th scope="row">
+                  {f.filename}
+                  {f.purpose === "job_result" && <span class="tag">job result</span>}
+                </th>
+                <td>{f.mime_type}</td>
+                <td class="num">{bytes(f.size_bytes)}</td>
+                <td>
+                  <span class={`status status-${f.status}`}>{fileStatus(f)}</span>
+                </td>
+                <td>
+                  <DateTime iso={f.created_at} budgetZone={budgetZone} />
+                </td>
+                <td>
+                  <DateTime iso={f.expires_at} budgetZone={budgetZone} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager
+        page={cursors.length}
+        hasMore={files.data?.has_more ?? false}
+        newer={() => setCursors((c) => c.slice(0, -1))}
+        older={() => files.data?.next_cursor && setCursors((c) => [...c, files.data!.next_cursor!])}
+      />
+    </section>
+  );
+}
+
+function JobsSection({ budgetZone }: { budgetZone: string }) {
+  const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
+  const jobs = useLoad(() => api<JobList>("GET", `/jobs${query({ limit: PAGE, after: afters.at(-1) })}`), [afters]);
+  const off = jobs.error instanceof ApiError && jobs.error.code === "media_disabled";
+  return (
+    <section aria-labelledby="jobs-heading">
+      <h2 id="jobs-heading">Media jobs</h2>
+      {off ? <p>Media jobs are turned off on this installation (MEDIA_ENABLED).</p> : <ErrorNotice error={jobs.error} />}
+      {jobs.data && jobs.data.data.length === 0 && <p>No jobs.</p>}
+      {jobs.data && jobs.data.data.length > 0 && (
+        <table data-testid="jobs">
+          <thead>
+            <tr>
+              <th scope="col">Job</th>
+              <th scope="col">Operation</th>
+              <th scope="col">Model</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="num">
+                Cost
+              </th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {jobs.data.data.map((j) => (
+              <tr key={j.id}>
+                <th scope="row">
+                  <code title={j.id}>{j.id.slice(0, 8)}</code>
+                </th>
+                <td>{j.operation}</td>
+                <td>{j.model}</td>
+                <td>
+                  <span class={`status status-${j.status}`}>{j.status}</span>
+                  {j.error && <span class="detail"> ({j.error.code})</span>}
+                </td>
+                <td class="num">
+                  <JobCost job={j} />
+                </td>
+                <td>
+                  <DateTime iso={j.created_at} budgetZone={budgetZone} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager
+        page={afters.length}
+        hasMore={jobs.data?.has_more ?? false}
+        newer={() => setAfters((a) => a.slice(0, -1))}
+        older={() => jobs.data?.last_id && setAfters((a) => [...a, jobs.data!.last_id!])}
+      />
+    </section>
+  );
+}
+
+function JobCost({ job }: { job: JobRecord }) {
+  if (job.billing.status === "settled" && job.billing.cost_microrub !== null) return <Amount microrub={job.billing.cost_microrub} />;
+  if (job.billing.status === "released") return <span>nothing charged</span>;
+  return (
+    <span>
+      up to <Amount microrub={job.billing.estimated_cost_microrub} /> reserved
+    </span>
+  );
+}
+
+function Pager({ page, hasMore, newer, older }: { page: number; hasMore: boolean; newer: () => void; older: () => void }) {
+  if (page === 1 && !hasMore) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={page < 2} onClick={newer}>
+        Newer
+      </button>
+      <span>Page {page}</span>
+      <button type="button" disabled={!hasMore} onClick={older}>
+        Older
+      </button>
+    </nav>
+  );
+}
+
+function fileStatus(f: FileRecord): string {
+  return f.status === "rejected" && f.rejection ? `rejected: ${f.rejection.code.replace(/_/g, " ")}` : f.status.replace(/_/g, " ");
+}
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ["KiB", "MiB", "GiB"];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}

@@ -1,0 +1,197 @@
+import { useState } from "preact/hooks";
+import type { CabinetKey, Scope } from "@meter/contracts";
+import { api } from "../api";
+import { Amount } from "../components/amount";
+import { ConfirmButton } from "../components/confirm-button";
+import { CopyButton } from "../components/copy-button";
+import { DateTime } from "../components/date-time";
+import { Layout } from "../components/layout";
+import { Done, ErrorNotice } from "../components/notice";
+import { useLoad } from "../components/use-load";
+import { parseRubles } from "../lib/money";
+import { useMember } from "../session";
+
+const SCOPES: { scope: Scope; what: string }[] = [
+  { scope: "text", what: "text generation, OCR and text analysis" },
+  { scope: "images", what: "image editing and analysis" },
+  { scope: "files:read", what: "read and download files" },
+  { scope: "files:write", what: "upload and delete files" },
+  { scope: "mcp:read", what: "MCP: read-only tools" },
+  { scope: "mcp:invoke", what: "MCP: paid tools" },
+];
+
+/** The member's own keys in the chosen organization: create (shown once), today's spend, revoke. */
+export function KeysPage() {
+  const me = useMember();
+  const keys = useLoad(() => api<{ data: CabinetKey[] }>("GET", "/keys"), [me.organization_id]);
+  const [created, setCreated] = useState<(CabinetKey & { key: string }) | undefined>();
+  const [revoked, setRevoked] = useState<string | undefined>();
+  const [error, setError] = useState<unknown>();
+  return (
+    <Layout title="API keys">
+      <CreateKeyForm
+        onCreated={(k) => {
+          setCreated(k);
+          setRevoked(undefined);
+          keys.reload();
+        }}
+      />
+      {created && (
+        <section class="secret" aria-labelledby="new-key-heading">
+          <h2 id="new-key-heading">Your new key “{created.name}”</h2>
+          <p>Copy it now: it is shown only this once. Keep it secret, like a password.</p>
+          <p class="key-line">
+            <code id="new-key" data-testid="new-key">
+              {created.key}
+            </code>{" "}
+            <CopyButton text={created.key} label="Copy key" targetId="new-key" />
+          </p>
+          <button type="button" class="quiet" onClick={() => setCreated(undefined)}>
+            I have saved it
+          </button>
+        </section>
+      )}
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Your keys</h2>
+        <ErrorNotice error={keys.error ?? error} />
+        {revoked && <Done>Key {revoked} is revoked: every gateway refuses it within a second.</Done>}
+        {keys.data && keys.data.data.length === 0 && <p>No keys yet.</p>}
+        {keys.data && keys.data.data.length > 0 && (
+          <table>
+            <caption>
+              Today's spend (budget day {keys.data.data[0]!.usage.day}) counts charges settled since 00:00 {me.budget_timezone} and every request still
+              reserved.
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Today (budget day)</th>
+                <th scope="col">Created</th>
+                <th scope="col">Status</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.data.map((k) => (
+                <tr key={k.id} data-key-id={k.id}>
+                  <th scope="row">{k.name ?? "(no name)"}</th>
+                  <td>
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td>{k.scopes.join(", ")}</td>
+                  <td>
+                    <BudgetUse k={k} />
+                  </td>
+                  <td>
+                    <DateTime iso={k.created_at} budgetZone={me.budget_timezone} />
+                  </td>
+                  <td>
+                    <span class={`status status-${k.status}`}>{k.status}</span>
+                  </td>
+                  <td>
+                    {k.status === "active" && (
+                      <ConfirmButton
+                        label={`Revoke ${k.name ?? k.prefix}`}
+                        confirmLabel="Yes, revoke it"
+                        onConfirm={async () => {
+                          try {
+                            await api("POST", `/keys/${k.id}/revoke`);
+                            setRevoked(k.name ?? k.prefix);
+                            keys.reload();
+                          } catch (e) {
+                            setError(e);
+                          }
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </Layout>
+  );
+}
+
+function BudgetUse({ k }: { k: CabinetKey }) {
+  const used = k.usage.spent_microrub + k.usage.reserved_microrub;
+  return (
+    <span class="budget" data-testid="budget-use">
+      <Amount microrub={k.usage.spent_microrub} /> spent
+      {k.usage.reserved_microrub > 0 && (
+        <>
+          {" "}
+          + <Amount microrub={k.usage.reserved_microrub} /> reserved
+        </>
+      )}{" "}
+      of <Amount microrub={k.daily_budget_microrub} />
+      <meter min={0} max={Math.max(k.daily_budget_microrub, 1)} value={used} aria-label={`Budget used on ${k.usage.day}`} />
+    </span>
+  );
+}
+
+function CreateKeyForm({ onCreated }: { onCreated: (k: CabinetKey & { key: string }) => void }) {
+  const [name, setName] = useState("");
+  const [scopes, setScopes] = useState<Scope[]>(["text"]);
+  const [budget, setBudget] = useState("100");
+  const [error, setError] = useState<unknown>();
+  const budgetMicrorub = parseRubles(budget);
+  const submit = (e: Event) => {
+    e.preventDefault();
+    if (budgetMicrorub === undefined) return setError(new Error("the daily budget must be an amount in rubles, like 100 or 12.50"));
+    if (scopes.length === 0) return setError(new Error("choose at least one scope"));
+    setError(undefined);
+    api<CabinetKey & { key: string }>("POST", "/keys", { name, scopes, daily_budget_microrub: budgetMicrorub }).then((k) => {
+      setName("");
+      onCreated(k);
+    }, setError);
+  };
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">Create a key</h2>
+      <form onSubmit={submit} class="stack">
+        <label>
+          Name
+          <input name="name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. laptop, CI" />
+        </label>
+        <fieldset>
+          <legend>Scopes: what the key may do</legend>
+          {SCOPES.map(({ scope, what }) => (
+            <label key={scope} class="check">
+              <input
+                type="checkbox"
+                name="scope"
+                value={scope}
+                checked={scopes.includes(scope)}
+                onChange={(e) => setScopes((s) => (e.currentTarget.checked ? [...s, scope] : s.filter((x) => x !== scope)))}
+              />
+              <code>{scope}</code> — {what}
+            </label>
+          ))}
+        </fieldset>
+        <label>
+          Daily budget, ₽
+          <input
+            name="daily_budget"
+            inputMode="decimal"
+            required
+            value={budget}
+            aria-describedby="budget-help"
+            onInput={(e) => setBudget(e.currentTarget.value)}
+          />
+        </label>
+        <small id="budget-help">Requests that would take the key past this in one budget day are refused (429).</small>
+        <ErrorNotice error={error} />
+        <button type="submit" class="primary">
+          Create key
+        </button>
+      </form>
+    </section>
+  );
+}
