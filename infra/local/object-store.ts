@@ -12,6 +12,8 @@ const buckets = bucketArgs.length > 0 ? bucketArgs : (process.env.OBJECT_STORE_B
 
 void runInForeground("object-store", async () => {
   const store = await startObjectStore({ host, port, buckets, log: (line) => console.error(`[object-store] ${line}`), requestLog: true });
-  console.error(`[object-store] endpoint ${store.endpoint}, access key ${store.accessKey}, secret ${store.secretKey}, buckets: ${buckets.join(", ") || "(none)"}`);
+  console.error(
+    `[object-store] endpoint ${store.endpoint}, access key ${store.accessKey}, secret ${store.secretKey}, buckets: ${buckets.join(", ") || "(none)"}`,
+  );
   return store;
 });

@@ -1,14 +1,16 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
 import {
+  adminClient,
   DEFAULT_PORTS,
   SERVICES,
   availableServices,
   ensureClamd,
   ensurePrerequisites,
+  ensureTesseract,
   envPrefix,
   localSecrets,
   repoRoot,
@@ -30,11 +32,9 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     RABBITMQ_URL: process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672",
-    ...secrets,
+    ADMIN_TOKEN: secrets.ADMIN_TOKEN,
   };
-  const ports = Object.fromEntries(
-    SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])]),
-  ) as Record<ServiceName, number>;
+  const ports = Object.fromEntries(SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])])) as Record<ServiceName, number>;
 
   await assertPortsFree(ports);
 
@@ -80,9 +80,12 @@ async function main(): Promise<void> {
     }
   }
 
+  if (services.includes("media-jobs")) await ensureTesseract({ log });
+
   log(`starting ${services.join(", ")}`);
   const system = await startSystem({
     env,
+    internalKeys: secrets.internalKeys,
     ports,
     autoRestart: true,
     onOutput: (name, line) => console.log(`[${name}] ${line}`),
@@ -99,6 +102,10 @@ Meter is running (ready in ${seconds} s).
   Admin token  ${secrets.ADMIN_TOKEN}
   Demo API key ${demo.key}
                (organization ${demo.organizationId}, all scopes, daily budget ${demo.dailyBudget} microrub)
+
+  Cabinet      ${gateway}/cabinet
+               member:   ${demo.cabinet.email}, password ${demo.cabinet.password} (new at every start)
+               operator: ${gateway}/cabinet/operator/sign-in with the admin token
 
   curl -s ${gateway}/v1/models -H "Authorization: Bearer ${demo.key}"
 
@@ -144,23 +151,13 @@ async function assertPortsFree(ports: Record<ServiceName, number>): Promise<void
  * secret is shown only once.
  */
 async function seedDemo(gateway: string, adminToken: string) {
-  const call = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
-    const res = await fetch(gateway + p, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = (await res.json()) as T;
-    if (!res.ok) throw new Error(`${method} ${p} -> ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const call = adminClient(gateway, adminToken);
   const models = JSON.parse(readFileSync(path.join(repoRoot(), "infra", "catalog", "models.json"), "utf8")) as Record<string, unknown>;
   for (const [id, model] of Object.entries(models)) await call("PUT", `/admin/v1/models/${id}`, model);
 
   const user = await call<{ id: string }>("POST", "/admin/v1/users", { email: "demo@meter.local" });
   const keys = await call<{ data: { organization_id: string }[] }>("GET", `/admin/v1/keys?user_id=${user.id}`);
-  const organizationId =
-    keys.data[0]?.organization_id ?? (await call<{ id: string }>("POST", "/admin/v1/organizations", { name: "Demo" })).id;
+  const organizationId = keys.data[0]?.organization_id ?? (await call<{ id: string }>("POST", "/admin/v1/organizations", { name: "Demo" })).id;
   await call("POST", `/admin/v1/organizations/${organizationId}/members`, { user_id: user.id });
   await call("POST", `/admin/v1/organizations/${organizationId}/credits`, { amount_microrub: 1_000_000_000, reference: "demo-initial-credit" });
   const dailyBudget = 100_000_000;
@@ -171,7 +168,28 @@ async function seedDemo(gateway: string, adminToken: string) {
     daily_budget_microrub: dailyBudget,
     name: `demo ${new Date().toISOString()} ${randomUUID().slice(0, 4)}`,
   });
-  return { key: key.key, organizationId, dailyBudget };
+  return { key: key.key, organizationId, dailyBudget, cabinet: await demoCabinetPassword(gateway, call, organizationId) };
+}
+
+/**
+ * The demo member signs in to the web cabinet with a password this start chooses: set the way a member
+ * sets one (an invitation's one-time link, used at once), so nothing but the product's own path is used.
+ */
+async function demoCabinetPassword(
+  gateway: string,
+  call: <T>(method: string, p: string, body?: unknown) => Promise<T>,
+  organizationId: string,
+): Promise<{ email: string; password: string }> {
+  const email = "demo@meter.local";
+  const invitation = await call<{ token: string }>("POST", "/admin/v1/invitations", { email, organization_id: organizationId });
+  const password = `demo-${randomBytes(9).toString("base64url")}`;
+  const res = await fetch(`${gateway}/cabinet/api/invitations/accept`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ token: invitation.token, password }),
+  });
+  if (res.status !== 201) throw new Error(`setting the demo member's cabinet password -> ${res.status} ${await res.text()}`);
+  return { email, password };
 }
 
 main().catch((e: unknown) => {

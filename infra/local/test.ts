@@ -2,10 +2,10 @@ import { spawn, execFileSync } from "node:child_process";
 import path from "node:path";
 import { Client } from "pg";
 import { ensureClient, listServices, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
-import { ensurePrerequisites, repoRoot } from "@meter/local-infra";
+import { ensureChromium, ensureKubectl, ensurePrerequisites, ensureTesseract, repoRoot } from "@meter/local-infra";
 
 /**
- * `npm test`: typecheck, lint, every jest suite against real PostgreSQL, RabbitMQ, object store and
+ * `npm test`: typecheck, lint, format, every jest suite against real PostgreSQL, RabbitMQ, object store and
  * clamd, then the books check over every billing database the suites created, then cleanup. Test
  * databases and vhosts carry this run's id, so parallel runs and leftovers of a killed run never mix.
  * Extra arguments go to jest (e.g. `npm test -- gateway` runs one folder).
@@ -42,6 +42,13 @@ async function main(): Promise<number> {
     rabbitmq: { host: rabbit.hostname, port: Number(rabbit.port || 5672) },
     log: (line) => console.log(`[test] ${line}`),
   });
+  // The OCR engine's tests run the real Tesseract (Debian's, installed with apt like ClamAV).
+  const tesseract = await ensureTesseract({ log: (line) => console.log(`[test] ${line}`) });
+  console.log(`[test] ${tesseract.version} with ${tesseract.languages.join(", ")}`);
+  // The cabinet's browser test drives Debian's Chromium (apt, like Tesseract; never a downloaded browser).
+  console.log(`[test] ${(await ensureChromium({ log: (line) => console.log(`[test] ${line}`) })).version}`);
+  // The deployment tests render the Kubernetes overlays with `kubectl kustomize` (no cluster needed).
+  console.log(`[test] kubectl ${(await ensureKubectl({ log: (line) => console.log(`[test] ${line}`) })).version}`);
   console.log(`[test] run ${run}: generating database clients`);
   await Promise.all(listServices().map((dir) => ensureClient(dir)));
 
@@ -49,7 +56,10 @@ async function main(): Promise<number> {
   try {
     if (jestArgs.length === 0) {
       results.push(["typecheck", await step("typecheck", bin("tsc"), ["-p", "tsconfig.json"])]);
+      // The cabinet's pages are browser code (DOM types, JSX): their own program.
+      results.push(["typecheck (cabinet pages)", await step("typecheck (cabinet pages)", bin("tsc"), ["-p", "web/cabinet/tsconfig.json"])]);
       results.push(["lint", await step("lint", bin("eslint"), ["--max-warnings", "0", "."])]);
+      results.push(["format", await step("format (prettier --check; `pnpm format` fixes)", bin("prettier"), ["--check", "--log-level", "warn", "."])]);
     }
     results.push(["jest", await step("jest", bin("jest"), ["--ci", "--maxWorkers=2", ...jestArgs])]);
     results.push([

@@ -1,36 +1,73 @@
 import path from "node:path";
 import { CLAMAV_DIR } from "./support/clamd";
 import { asList, loadCompose } from "./support/compose-file";
-import { componentOf, configModuleOf } from "./support/components";
+import { componentOfImage, configModuleOf } from "./support/components";
 import { copyParts, parseDockerfile } from "./support/dockerfile";
 import { checkClamdImage, checkMeterDockerfile } from "./support/image-checks";
-import { CLAMD_IMAGE } from "./support/k8s-checks";
-import { imageName } from "./support/images";
-import { isWorkload, loadManifests } from "./support/manifests";
-import { readText } from "./support/repo";
+import { renderOverlay } from "./support/kustomize";
+import { isWorkload, podContainers } from "./support/manifests";
+import { entryPoints, readText } from "./support/repo";
+import { IMAGES } from "../../images/deployables";
 
 /** The files worker's idea of clamd's stream limit (its default: no deployment file overrides it). */
 async function clamdStreamMaxBytes(): Promise<number> {
-  const files = await configModuleOf(componentOf(["node", "--import", "tsx", "services/files/src/worker.ts"])!);
-  return files.loadConfig({ INTERNAL_SECRET: "0123456789abcdef" }).CLAMD_STREAM_MAX_BYTES as number;
+  const files = await configModuleOf(componentOfImage("meter-files-worker")!);
+  return files.loadConfig({ INTERNAL_SIGNING_KEY: "x".repeat(40), INTERNAL_PUBLIC_KEYS: "x".repeat(40) }).CLAMD_STREAM_MAX_BYTES as number;
 }
 
-describe("Dockerfile (the Meter image)", () => {
+it("has an image for every process of the checkout (each src/main.ts and src/worker.ts)", () => {
+  expect(IMAGES.map((i) => `${i.dir}/${i.entry}`).sort()).toEqual(entryPoints());
+});
+
+describe("Dockerfile (one image per deployable)", () => {
   const dockerfile = readText("Dockerfile");
   const ignore = readText(".dockerignore");
 
-  it("builds from the lockfile with the pinned tools, keeps what runs the code and leaves machine state out", () => {
+  it("builds each deployable's target from the lockfile, with only its production code and packages, non-root under tini, labelled", () => {
     expect(checkMeterDockerfile(dockerfile, ignore)).toEqual([]);
   });
 
   it.each([
-    ["an unpinned base", dockerfile.replace(/^FROM .*$/m, "FROM node:20-bookworm-slim"), ignore, /not one pinned node:20/],
+    ["an unpinned base", dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:20-bookworm-slim"), ignore, /not a pinned node:20/],
     ["another pnpm", dockerfile.replace(/PNPM_VERSION=\S+/, "PNPM_VERSION=9.0.0"), ignore, /installs pnpm 9\.0\.0/],
-    ["NODE_ENV=production before the install", dockerfile.replace("WORKDIR /app", "ENV NODE_ENV=production\nWORKDIR /app"), ignore, /drops the devDependencies/],
-    ["root at run time", dockerfile.replace(/^USER .*$/m, "USER root"), ignore, /USER root is not a numeric non-root user/],
-    ["a COPY of nothing", dockerfile.replace("COPY . .", "COPY . .\nCOPY infra/nothing.txt /app/"), ignore, /infra\/nothing\.txt: nothing there/],
+    ["a missing target", dockerfile.replace("AS mcp", "AS mcp-server"), ignore, /no target mcp/],
+    [
+      "root at run time",
+      dockerfile.replace(/^USER 1000:1000\nENTRYPOINT/m, "USER root\nENTRYPOINT"),
+      ignore,
+      /target text: USER root is not a numeric non-root user/,
+    ],
+    ["no init", dockerfile.replace(/^ENTRYPOINT .*$/m, ""), ignore, /target gateway: no init \(tini\) as PID 1/],
+    ["the worker without Tesseract", dockerfile.replace(" tesseract-ocr-rus", ""), ignore, /target media-jobs-worker: does not install tesseract-ocr-rus/],
+    [
+      "the whole tree before the fetch",
+      dockerfile.replace("COPY pnpm-lock.yaml pnpm-workspace.yaml .npmrc ./", "COPY . ."),
+      ignore,
+      /copies more than the lockfile before fetching/,
+    ],
+    [
+      "code before dependencies",
+      dockerfile.replace(
+        /(COPY --from=build --link \/out\/text\/node_modules \/app\/node_modules)\n(COPY --from=build --link \/out\/text\/app \/app)/,
+        "$2\n$1",
+      ),
+      ignore,
+      /target text: copies its code before its dependencies/,
+    ],
+    [
+      "tsx at run time",
+      dockerfile.replace('CMD ["node", "--enable-source-maps", "dist/main.js"]', 'CMD ["node", "--import", "tsx", "services/text/src/main.ts"]'),
+      ignore,
+      /target gateway: CMD .*tsx/,
+    ],
+    [
+      "no revision label",
+      dockerfile.replace(/org\.opencontainers\.image\.revision="\$\{REVISION\}"/, 'org.opencontainers.image.revision="x"'),
+      ignore,
+      /no org\.opencontainers\.image\.revision label/,
+    ],
     ["a .dockerignore that drops a workspace package", dockerfile, `${ignore}\nbench\n`, /leaves out bench\/package\.json/],
-    ["a .dockerignore that lets machine secrets in", dockerfile, ignore.replace(/^\.local$/m, ""), /lets \.local\/secrets\.json into the image/],
+    ["a .dockerignore that lets machine secrets in", dockerfile, ignore.replace(/^\.local$/m, ""), /lets \.local\/secrets\.json into the build/],
   ])("fails on %s", (_name, broken, brokenIgnore, expected) => {
     expect(checkMeterDockerfile(broken, brokenIgnore).join("\n")).toMatch(expected);
   });
@@ -64,11 +101,10 @@ describe("infra/clamav (the clamd image)", () => {
     const composeClamd = Object.values(loadCompose().services).find((s) => typeof s.build === "object" && s.build.context === CLAMAV_DIR);
     expect(asList(composeClamd?.healthcheck?.test)).toEqual(["CMD", command]);
 
-    const pods = loadManifests()
-      .flatMap((f) => f.objects.map((o) => o.object))
+    const pods = renderOverlay("prod")
       .filter(isWorkload)
-      .flatMap((w) => w.spec.template.spec.containers)
-      .filter((c) => imageName(c.image) === CLAMD_IMAGE);
+      .flatMap(podContainers)
+      .filter((c) => /meter-clamd|\/clamd:/.test(c.image));
     expect(pods).toHaveLength(1);
     for (const probe of [pods[0]!.startupProbe, pods[0]!.readinessProbe, pods[0]!.livenessProbe]) expect(probe?.exec?.command).toEqual([command]);
   });

@@ -1,68 +1,226 @@
-import { checkKubernetes } from "./support/k8s-checks";
-import { isWorkload, loadManifests, type Container, type ManifestFolder, type Service, type Workload } from "./support/manifests";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { checkOverlay, unhashed } from "./support/k8s-checks";
+import { OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
+import { writeOverlaySecrets } from "../write-secrets";
+import type { Autoscaler, Container, K8sObject, NetworkPolicy, Secret, Workload } from "./support/manifests";
 
 /**
- * The manifests of k8s/ are checked against the code they deploy, as a cluster would use them: both
- * kustomizations (k8s and k8s/dev-dependencies) together, with the example Secrets standing in for
- * the operator's. Each component's environment goes through its own loadConfig.
+ * Every overlay of k8s/ rendered by kustomize (as `kubectl apply -k` would), each object validated
+ * against the Kubernetes schemas, and each deployable's environment parsed by its own loadConfig, its
+ * addresses, probes, migration step, shutdown, autoscaler, disruption budget and network policies
+ * checked against what its code does (support/k8s-checks.ts). No cluster is needed, none was used.
  */
-describe("k8s/", () => {
-  const folders = loadManifests();
+const rendered = new Map<Overlay, K8sObject[]>(OVERLAYS.map((o) => [o, renderOverlay(o)]));
+const objectsOf = (o: Overlay): K8sObject[] => JSON.parse(JSON.stringify(rendered.get(o))) as K8sObject[];
 
-  it("has the main kustomization and the test cluster's dependencies", () => {
-    expect(folders.map((f) => f.dir)).toEqual(["k8s", "k8s/dev-dependencies"]);
+describe.each(OVERLAYS)("k8s/overlays/%s", (overlay) => {
+  it("renders objects the Kubernetes schemas accept, with which every deployable would start, connect, roll and stop cleanly", async () => {
+    expect(await checkOverlay(objectsOf(overlay), overlay)).toEqual([]);
   });
 
-  it("would run every component with a configuration it accepts, reachable and probed where it listens", async () => {
-    expect(await checkKubernetes(folders)).toEqual([]);
+  it("works with the secrets `pnpm k8s:secrets` writes (real keys, random passwords that agree across files)", async () => {
+    const objects = renderOverlay(overlay, undefined, writeOverlaySecrets);
+    expect(await checkOverlay(objects, overlay)).toEqual([]);
+    const text = objects.find((o) => o.kind === "Secret" && unhashed(o.metadata.name) === "text-secrets") as Secret;
+    expect(Buffer.from(text.data!.INTERNAL_SIGNING_KEY!, "base64").toString()).toMatch(/^text-/);
+  });
+});
+
+const find = <T extends K8sObject>(objects: K8sObject[], kind: string, name: string): T => {
+  const found = objects.find((o) => o.kind === kind && unhashed(o.metadata.name) === name);
+  if (!found) throw new Error(`no ${kind} ${name}`);
+  return found as T;
+};
+const container = (objects: K8sObject[], name: string): Container => find<Workload>(objects, "Deployment", name).spec.template.spec.containers[0]!;
+const setSecret = (objects: K8sObject[], name: string, key: string, value: string) => {
+  find<Secret>(objects, "Secret", name).data![key] = Buffer.from(value).toString("base64");
+};
+const secretOf = (objects: K8sObject[], name: string, key: string): string =>
+  Buffer.from(find<Secret>(objects, "Secret", name).data![key]!, "base64").toString("utf8");
+
+/** Changes one file of the rendered copy of k8s/. */
+const edit = (file: string, change: (text: string) => string) => (k8s: string) =>
+  writeFileSync(path.join(k8s, file), change(readFileSync(path.join(k8s, file), "utf8")));
+
+describe("fails on a broken file", () => {
+  const sourceCases: [string, Overlay, (k8s: string) => void, RegExp][] = [
+    [
+      "a misspelt field",
+      "prod",
+      edit("services/text/deployment.yaml", (t) => t.replace("imagePullPolicy:", "imagePullPolicyy:")),
+      /Deployment text: unknown field spec\.template\.spec\.(initC|c)ontainers\.0\.imagePullPolicyy/,
+    ],
+    [
+      "a port of the wrong type",
+      "prod",
+      edit("services/text/deployment.yaml", (t) => t.replace("containerPort: 8081", 'containerPort: "8081"')),
+      /Deployment text: .*containerPort must be integer/,
+    ],
+    [
+      "a misspelt setting",
+      "dev",
+      (k8s) => appendFileSync(path.join(k8s, "services/text/config.env"), "TEXT_SYNC_TIMOUT_MS=1000\n"),
+      /sets TEXT_SYNC_TIMOUT_MS, which services\/text\/src\/main\.ts does not read/,
+    ],
+    [
+      "a required secret missing",
+      "dev",
+      edit("overlays/dev/secrets/gateway.env", (t) => t.replace(/^ADMIN_TOKEN=.*$/m, "")),
+      /gateway\/src\/main\.ts would not start: [\s\S]*ADMIN_TOKEN/,
+    ],
+  ];
+  it.each(sourceCases)("%s", async (_name, overlay, change, expected) => {
+    expect((await checkOverlay(renderOverlay(overlay, change), overlay)).join("\n")).toMatch(expected);
   });
 
-  describe("fails on a broken manifest", () => {
-    const find = <T>(copy: ManifestFolder[], kind: string, name: string): T => {
-      const found = copy.flatMap((f) => f.objects.map((o) => o.object)).find((o) => o.kind === kind && o.metadata.name === name);
-      if (!found) throw new Error(`no ${kind} ${name} in k8s/`);
-      return found as T;
-    };
-    const container = (copy: ManifestFolder[], name: string): Container => find<Workload>(copy, "Deployment", name).spec.template.spec.containers[0]!;
-    const exampleSecret = (copy: ManifestFolder[], name: string): Record<string, string> => {
-      const found = copy.flatMap((f) => f.examples.map((e) => e.object)).find((o) => o.metadata.name === name);
-      if (!found) throw new Error(`no example Secret ${name} in k8s/`);
-      return (found as unknown as { stringData: Record<string, string> }).stringData;
-    };
-    const cases: [string, (copy: ManifestFolder[]) => void, RegExp][] = [
-      [
-        "a selector that misses its pods",
-        (c) => void (find<Workload>(c, "Deployment", "text").spec.selector = { matchLabels: { "app.kubernetes.io/name": "txt" } }),
-        /Deployment text: selector does not match/,
-      ],
-      ["a Service selecting nothing", (c) => void (find<Service>(c, "Service", "files").spec.selector = { app: "nope" }), /Service files: selects no Deployment/],
-      ["a Service port to an undeclared container port", (c) => void (find<Service>(c, "Service", "gateway").spec.ports[0]!.targetPort = 9999), /targets 9999/],
-      ["readiness on the wrong path", (c) => void (container(c, "billing-ledger").readinessProbe = { httpGet: { path: "/healthz", port: "http" } }), /readinessProbe asks \/healthz/],
-      ["a worker probed where it does not listen", (c) => void (container(c, "files-worker").ports = [{ name: "http", containerPort: 8083 }]), /files-worker: does not declare containerPort 8093/],
-      ["a container port that is not the service's", (c) => void (container(c, "text").ports = [{ name: "http", containerPort: 8181 }]), /does not declare containerPort 8081/],
-      ["a missing secret key", (c) => void (container(c, "gateway").env = container(c, "gateway").env?.filter((v) => v.name !== "ADMIN_TOKEN")), /gateway\/src\/main\.ts would not start: [\s\S]*ADMIN_TOKEN/],
-      ["a ConfigMap URL to a Service that does not exist", (c) => void (find<{ data: Record<string, string> }>(c, "ConfigMap", "meter-config").data.TEXT_URL = "http://text-service:8081"), /TEXT_URL names host "text-service"/],
-      ["a container without limits", (c) => delete container(c, "files").resources, /files has no cpu requests/],
-      ["a container that may run as root", (c) => delete find<Workload>(c, "Deployment", "gateway").spec.template.spec.securityContext, /gateway may run as root/],
-      ["a third-party image on latest", (c) => void (find<Workload>(c, "StatefulSet", "minio").spec.template.spec.containers[0]!.image = "minio/minio:latest"), /minio\/minio:latest is not pinned/],
-      ["a manifest left out of kustomization.yaml", (c) => void (c[0]!.kustomization.resources = c[0]!.kustomization.resources?.filter((r) => r !== "files-worker.yaml")), /k8s\/files-worker\.yaml is not listed/],
-      ["signatures that differ from infra/clamav", (c) => void (find<{ data: Record<string, string> }>(c, "ConfigMap", "clamd-signatures").data["meter-test.ndb"] = "x"), /differs from the signature files/],
-      [
-        "a database password the test cluster's PostgreSQL was not started with",
-        (c) => void (exampleSecret(c, "meter-dev-dependencies").POSTGRES_PASSWORD = "other"),
-        /TEXT_DATABASE_URL logs in with other credentials than postgres/,
-      ],
-      [
-        "migrations on another database",
-        (c) => void (find<Workload>(c, "Job", "meter-migrate").spec.template.spec.containers[0]!.env!.find((v) => v.name === "FILES_DATABASE_URL")!.valueFrom!.secretKeyRef!.key = "TEXT_DATABASE_URL"),
-        /FILES_DATABASE_URL differs from the one Deployment files uses/,
-      ],
-      ["a component nobody runs", (c) => void (c[0]!.objects = c[0]!.objects.filter(({ object }) => !(isWorkload(object) && object.metadata.name === "files-worker"))), /no Kubernetes workload runs services\/files\/src\/worker\.ts/],
-    ];
-    it.each(cases)("%s", async (_name, breakIt, expected) => {
-      const copy = JSON.parse(JSON.stringify(folders)) as ManifestFolder[];
-      breakIt(copy);
-      expect((await checkKubernetes(copy)).join("\n")).toMatch(expected);
+  const policy = (o: K8sObject[], name: string) => find<NetworkPolicy>(o, "NetworkPolicy", name);
+  const cases: [string, Overlay, (o: K8sObject[]) => void, RegExp][] = [
+    [
+      "a call the network policy blocks",
+      "dev",
+      (o) => void (policy(o, "text").spec.egress = policy(o, "text").spec.egress!.slice(1)),
+      /Deployment text cannot reach billing-ledger:8084, which it uses \(BILLING_LEDGER_URL\)/,
+    ],
+    [
+      "a database another deployable may reach",
+      "dev",
+      (o) => {
+        policy(o, "postgres").spec.ingress![0]!.from![0]!.podSelector!.matchExpressions![0]!.values!.push("gateway");
+        policy(o, "to-postgres").spec.podSelector.matchExpressions![0]!.values!.push("gateway");
+      },
+      /Deployment gateway may reach postgres:5432, which it does not use/,
+    ],
+    [
+      "a scanner more than the files service may reach",
+      "dev",
+      (o) => {
+        delete policy(o, "clamd").spec.ingress![0]!.from;
+        policy(o, "media-jobs-worker").spec.egress!.push({ to: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "clamd" } } }] });
+      },
+      /Deployment media-jobs-worker may reach clamd:3310, which it does not use/,
+    ],
+    [
+      "an open door to the outside",
+      "prod",
+      (o) => void policy(o, "gateway").spec.egress!.push({ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }),
+      /Deployment gateway may reach port \(any\) outside the cluster/,
+    ],
+    [
+      "the migration role given to the process",
+      "prod",
+      (o) => void setSecret(o, "text-secrets", "TEXT_DATABASE_URL", secretOf(o, "text-migration", "TEXT_MIGRATION_DATABASE_URL")),
+      /runs as its migration role/,
+    ],
+    [
+      "no migration step",
+      "prod",
+      (o) => void delete find<Workload>(o, "Deployment", "text").spec.template.spec.initContainers,
+      /Deployment text: no initContainer running node dist\/migrate\.js deploy/,
+    ],
+    [
+      "a worker that could migrate",
+      "prod",
+      (o) => void (find<Workload>(o, "Deployment", "files-worker").spec.template.spec.initContainers![0]!.command = ["node", "dist/migrate.js", "deploy"]),
+      /Deployment files-worker: no initContainer running node dist\/migrate\.js wait/,
+    ],
+    [
+      "a Deployment without autoscaler",
+      "prod",
+      (o) => o.splice(o.indexOf(find(o, "HorizontalPodAutoscaler", "billing-ledger")), 1),
+      /Deployment billing-ledger: no HorizontalPodAutoscaler/,
+    ],
+    [
+      "one replica in prod",
+      "prod",
+      (o) => void (find<Autoscaler>(o, "HorizontalPodAutoscaler", "mcp").spec.minReplicas = 1),
+      /Deployment mcp: its autoscaler allows 1 replica in prod/,
+    ],
+    ["no preStop", "prod", (o) => void delete container(o, "files").lifecycle, /Deployment files: no preStop sleep/],
+    [
+      "a drain shorter than the gateway's idle connections",
+      "prod",
+      (o) => void (find<{ data: Record<string, string> } & K8sObject>(o, "ConfigMap", "text-config").data.SHUTDOWN_DELAY_MS = "1000"),
+      /Deployment text: SHUTDOWN_DELAY_MS 1000 is not longer/,
+    ],
+    [
+      "one image for two deployables",
+      "prod",
+      (o) => void (container(o, "text").image = container(o, "billing-ledger").image),
+      /Deployment text: runs \S+meter\/billing-ledger:1\.0\.0, the image of billing-ledger/,
+    ],
+    [
+      "a service account token",
+      "dev",
+      (o) => void (find<Workload>(o, "Deployment", "gateway").spec.template.spec.automountServiceAccountToken = true),
+      /Deployment gateway: mounts a service account token/,
+    ],
+    ["an object without namespace", "prod", (o) => void delete find(o, "Service", "files").metadata.namespace, /Service files: namespace undefined, not meter/],
+    [
+      "readiness on the wrong path",
+      "dev",
+      (o) => void (container(o, "billing-ledger").readinessProbe = { httpGet: { path: "/healthz", port: "http" } }),
+      /Deployment billing-ledger: readinessProbe asks \/healthz/,
+    ],
+    [
+      "a database password the test PostgreSQL does not give",
+      "dev",
+      (o) => void setSecret(o, "mcp-secrets", "MCP_DATABASE_URL", "postgresql://meter_mcp_app:other@postgres:5432/meter_mcp"),
+      /Deployment mcp: MCP_DATABASE_URL logs in with another password/,
+    ],
+    [
+      "another service's database",
+      "dev",
+      (o) => void setSecret(o, "mcp-secrets", "MCP_DATABASE_URL", secretOf(o, "text-secrets", "TEXT_DATABASE_URL")),
+      /Deployment mcp: MCP_DATABASE_URL opens meter_text, not its own meter_mcp/,
+    ],
+    [
+      "MinIO's root credentials for the files service",
+      "dev",
+      (o) => {
+        setSecret(o, "files-secrets", "OBJECT_STORE_ACCESS_KEY", secretOf(o, "meter-dev-dependencies", "MINIO_ROOT_USER"));
+        setSecret(o, "files-secrets", "OBJECT_STORE_SECRET_KEY", secretOf(o, "meter-dev-dependencies", "MINIO_ROOT_PASSWORD"));
+      },
+      /Deployment files: uses MinIO's root credentials/,
+    ],
+  ];
+  it.each(cases)("%s", async (_name, overlay, breakIt, expected) => {
+    const objects = objectsOf(overlay);
+    breakIt(objects);
+    expect((await checkOverlay(objects, overlay)).join("\n")).toMatch(expected);
+  });
+});
+
+/** Objects that differ between two renders, by kind and unhashed name ("Deployment text"). */
+function changed(before: K8sObject[], after: K8sObject[]): string[] {
+  const byName = (objects: K8sObject[]) => new Map(objects.map((o) => [`${o.kind} ${unhashed(o.metadata.name)}`, JSON.stringify(o)]));
+  const a = byName(before);
+  const b = byName(after);
+  return [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k)).sort();
+}
+
+describe("each deployable is released on its own (prod)", () => {
+  const before = () => objectsOf("prod");
+  it("a new image tag changes only that deployable's Deployment", () => {
+    const after = renderOverlay("prod", (k8s) => {
+      const file = path.join(k8s, "overlays/prod/kustomization.yaml");
+      writeFileSync(file, readFileSync(file, "utf8").replace(/(name: meter-text\n\s+newName: \S+\n\s+newTag:) "1\.0\.0"/, '$1 "1.0.1"'));
     });
+    expect(changed(before(), after)).toEqual(["Deployment text"]);
+    expect(container(after, "text").image).toBe("registry.example.com/meter/text:1.0.1");
+    expect(find<Workload>(after, "Deployment", "text").spec.template.spec.initContainers![0]!.image).toBe("registry.example.com/meter/text:1.0.1");
+  });
+
+  it("a changed setting rolls only that deployable (its ConfigMap's name carries a hash)", () => {
+    const after = renderOverlay("prod", (k8s) => appendFileSync(path.join(k8s, "services/media-jobs/config.env"), "MEDIA_JOBS_RETENTION_DAYS=60\n"));
+    expect(changed(before(), after)).toEqual(["ConfigMap media-jobs-config", "Deployment media-jobs"]);
+  });
+
+  it("a changed secret rolls only the deployable that reads it", () => {
+    const after = renderOverlay(
+      "prod",
+      edit("overlays/prod/secrets/files-worker.env", (t) => t.replace(/^OBJECT_STORE_SECRET_KEY=.*$/m, "OBJECT_STORE_SECRET_KEY=rotated-0123456789")),
+    );
+    expect(changed(before(), after)).toEqual(["Deployment files-worker", "Secret files-worker-secrets"]);
   });
 });

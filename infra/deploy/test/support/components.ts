@@ -1,39 +1,42 @@
 import path from "node:path";
-import { envPrefix, type ServiceName } from "@meter/local-infra";
+import type { Deployable } from "@meter/contracts";
+import { IMAGES, imageName as meterImageName } from "../../../images/deployables";
+import { imageName } from "./images";
 import { existsInRepo, isRecord, repoPath } from "./repo";
 
-/** A Meter process as a deployment starts it: `node --import tsx <entry>`. */
+/** A Meter process as a deployment runs it: the image of one deployable (`meter-text`, infra/images). */
 export interface Component {
+  deployable: Deployable;
+  /** The entry the image's bundle was built from (`services/text/src/main.ts`): its config.ts is beside it. */
   entry: string;
   /**
    * A server (main.ts) answers the API and its health on `<PREFIX>_PORT`; a worker (worker.ts) only
    * its health and metrics, on `<PREFIX>_WORKER_PORT`, and nothing routes to it.
    */
   role: "server" | "worker";
-  /** `gateway` -> `GATEWAY`, `services/billing-ledger` -> `BILLING_LEDGER`: the prefix of its own settings. */
+  /** `gateway` -> `GATEWAY`, `media-jobs-worker` -> `MEDIA_JOBS`: the prefix of its service's settings. */
   prefix: string;
+  /** Its migration step: `deploy` (the API of a service with a database), `wait` (its worker), none. */
+  migrations?: "deploy" | "wait";
 }
 
-/** The migrations (`pnpm db deploy`, packages/db-tools): reads `<SERVICE>_DATABASE_URL`. */
-export const MIGRATE_COMMAND = ["pnpm", "db", "deploy"] as const;
-
-const NODE_COMMAND = ["node", "--import", "tsx"] as const;
-
-/** The component a container command starts, or undefined when it runs something else. */
-export function componentOf(command: readonly string[] | undefined): Component | undefined {
-  if (!command || command.length !== NODE_COMMAND.length + 1) return undefined;
-  if (!NODE_COMMAND.every((word, i) => command[i] === word)) return undefined;
-  const entry = command[NODE_COMMAND.length]!;
-  const dir = path.posix.dirname(path.posix.dirname(entry));
+/** The Meter component an image runs (any registry, any tag), or undefined for a third-party image. */
+export function componentOfImage(image: string): Component | undefined {
+  const name = path.posix.basename(imageName(image));
+  const found = IMAGES.find((i) => meterImageName(i.deployable) === name || i.deployable === name);
+  if (!found) return undefined;
   return {
-    entry,
-    role: path.posix.basename(entry) === "worker.ts" ? "worker" : "server",
-    prefix: envPrefix(path.posix.basename(dir) as ServiceName),
+    deployable: found.deployable,
+    entry: `${found.dir}/${found.entry}`,
+    role: found.entry.endsWith("worker.ts") ? "worker" : "server",
+    prefix: found.portSetting.replace(/_(WORKER_)?PORT$/, ""),
+    ...(found.migrations ? { migrations: found.migrations } : {}),
   };
 }
 
-export const isMigrateCommand = (command: readonly string[] | undefined): boolean =>
-  command !== undefined && command.join(" ") === MIGRATE_COMMAND.join(" ");
+/** The commands an image runs: its process, and its migration step. */
+export const processCommand = (c: Component): string[] => ["node", "--enable-source-maps", `dist/${c.role === "worker" ? "worker" : "main"}.js`];
+export const migrationCommand = (c: Component): string[] => ["node", "dist/migrate.js", c.migrations ?? "deploy"];
 
 interface ConfigModule {
   loadConfig(env: NodeJS.ProcessEnv): Record<string, unknown>;
@@ -63,8 +66,6 @@ export async function configModuleOf(component: Component): Promise<ConfigModule
 /** Names something on the deployment's network answers to, and the ports it listens on there. */
 export type Network = ReadonlyMap<string, ReadonlySet<number>>;
 
-/** Components that do not exist yet: the gateway's URL for them may stay on its loopback default. */
-const NOT_BUILT_YET = new Set(["media-jobs", "mcp"]);
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"]);
 const DEFAULT_PORTS: Record<string, number> = { "http:": 80, "https:": 443, "postgresql:": 5432, "postgres:": 5432, "amqp:": 5672, "amqps:": 5671 };
 /** Upstream API keys of the text service: free names (the catalog's api_key_env), not config keys. */
@@ -77,12 +78,13 @@ export interface ParsedComponent {
 
 /**
  * Parses `env` with the component's own loadConfig. `ownKeys` are the settings given to this
- * component alone (not a shared ConfigMap): each must be one it reads, or it is a typo.
+ * component alone (its own ConfigMap and Secret, not the shared ones): each must be one it reads, or
+ * it is a typo.
  */
 export async function parseComponent(where: string, component: Component, env: Record<string, string>, ownKeys: readonly string[]): Promise<ParsedComponent> {
   const mod = await configModuleOf(component);
   const problems = ownKeys
-    .filter((key) => !mod.keys.has(key) && !UPSTREAM_KEY.test(key))
+    .filter((key) => !mod.keys.has(key) && !(component.deployable === "text" && UPSTREAM_KEY.test(key)))
     .map((key) => `${where}: sets ${key}, which ${component.entry} does not read`);
   try {
     return { problems, config: mod.loadConfig({ ...env }) };
@@ -97,81 +99,82 @@ export function portOf(component: Component, config: Record<string, unknown>): n
   return typeof port === "number" ? port : undefined;
 }
 
-/**
- * Every address in a parsed config must reach something deployed: `*_URL` / `*_ENDPOINT` settings
- * and `X_HOST` + `X_PORT` pairs, on a name of the network and a port listening there. A component must
- * listen on every interface (the default 127.0.0.1 is unreachable from other containers and probes).
- */
-export function checkAddresses(where: string, component: Component, config: Record<string, unknown>, network: Network): string[] {
-  const problems: string[] = [];
-  // Workers too: the kubelet probes them on the pod's address.
-  if (config.HOST !== "0.0.0.0" && config.HOST !== "::") {
-    problems.push(`${where}: HOST is ${String(config.HOST)}: other containers cannot reach ${component.entry}`);
-  }
-  const reach = (key: string, host: string, port: number | undefined, peer?: string) => {
-    if (LOOPBACK.has(host)) {
-      if (peer && NOT_BUILT_YET.has(peer) && !network.has(peer)) return;
-      problems.push(`${where}: ${key} points at ${host}, the container itself`);
-      return;
-    }
-    if (peer && network.has(peer) && host !== peer) problems.push(`${where}: ${key} names ${host}, but ${peer} is deployed as "${peer}"`);
-    const ports = network.get(host);
-    if (!ports) problems.push(`${where}: ${key} names host "${host}", which nothing deployed answers to`);
-    else if (port === undefined || !ports.has(port)) problems.push(`${where}: ${key} uses port ${String(port)}, but ${host} listens on ${[...ports].join(", ")}`);
-  };
+/** Where a component answers /readyz: its internal port if it has one (the gateway), else its port. */
+export function readinessPortOf(component: Component, config: Record<string, unknown>): number | undefined {
+  const internal = config[`${component.prefix}_INTERNAL_PORT`];
+  return typeof internal === "number" ? internal : portOf(component, config);
+}
+
+/** Every address of a parsed config: `*_URL` / `*_ENDPOINT` settings (one URL or a list) and `X_HOST` + `X_PORT` pairs. */
+export function addressesOf(config: Record<string, unknown>): { key: string; host: string; port: number | undefined; url?: URL; problem?: string }[] {
+  const found: ReturnType<typeof addressesOf> = [];
   for (const [key, value] of Object.entries(config)) {
-    if (typeof value !== "string") continue;
     if (/_(URL|ENDPOINT)$/.test(key) && key !== "PUBLIC_BASE_URL") {
-      let url: URL;
-      try {
-        url = new URL(value);
-      } catch {
-        problems.push(`${where}: ${key} is not a URL: ${value}`);
-        continue;
+      for (const one of Array.isArray(value) ? (value as unknown[]) : [value]) {
+        if (typeof one !== "string") continue;
+        if (!URL.canParse(one)) {
+          found.push({ key, host: "", port: undefined, problem: `${key} is not a URL: ${one}` });
+          continue;
+        }
+        const url = new URL(one);
+        found.push({ key, host: url.hostname, port: url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol], url });
       }
-      const peer = key.endsWith("_URL") ? key.slice(0, -"_URL".length).toLowerCase().replace(/_/g, "-") : undefined;
-      reach(key, url.hostname, url.port ? Number(url.port) : DEFAULT_PORTS[url.protocol], peer);
     }
     const hostKey = /^(.+)_HOST$/.exec(key);
-    if (hostKey) {
+    if (hostKey && typeof value === "string") {
       const port = config[`${hostKey[1]}_PORT`];
-      reach(key, value, typeof port === "number" ? port : undefined);
+      found.push({ key, host: value, port: typeof port === "number" ? port : undefined });
     }
+  }
+  return found;
+}
+
+/**
+ * Every address in a parsed config must reach something deployed: a name of the network and a port
+ * listening there. A component must listen on every interface (the default 127.0.0.1 is unreachable
+ * from other containers and from the kubelet's probes). `external`: names that are outside the
+ * deployment (the platform's databases, an object store), not checked.
+ */
+export function checkAddresses(
+  where: string,
+  component: Component,
+  config: Record<string, unknown>,
+  network: Network,
+  external: (host: string) => boolean = () => false,
+): string[] {
+  const problems: string[] = [];
+  if (config.HOST !== "0.0.0.0" && config.HOST !== "::")
+    problems.push(`${where}: HOST is ${String(config.HOST)}: other containers cannot reach ${component.entry}`);
+  for (const a of addressesOf(config)) {
+    if (a.problem) {
+      problems.push(`${where}: ${a.problem}`);
+      continue;
+    }
+    if (LOOPBACK.has(a.host)) {
+      problems.push(`${where}: ${a.key} points at ${a.host}, the container itself`);
+      continue;
+    }
+    if (external(a.host)) continue;
+    const ports = network.get(a.host);
+    if (!ports) problems.push(`${where}: ${a.key} names host "${a.host}", which nothing deployed answers to`);
+    else if (a.port === undefined || !ports.has(a.port))
+      problems.push(`${where}: ${a.key} uses port ${String(a.port)}, but ${a.host} listens on ${[...ports].join(", ")}`);
   }
   return problems;
 }
 
-/** The environment of what answers on each name of the network (PostgreSQL, RabbitMQ, MinIO containers). */
-export type PeerEnvironments = ReadonlyMap<string, Readonly<Record<string, string>>>;
-
-/** Who a server's own environment says may log in (the images' documented variables and defaults). */
-const LOGINS: { protocol: string; user: string; defaultUser: string; password: string }[] = [
-  { protocol: "postgresql:", user: "POSTGRES_USER", defaultUser: "postgres", password: "POSTGRES_PASSWORD" },
-  { protocol: "amqp:", user: "RABBITMQ_DEFAULT_USER", defaultUser: "guest", password: "RABBITMQ_DEFAULT_PASS" },
-];
-
 /**
- * The credentials a component uses must be the ones the server it talks to was started with, when
- * that server is deployed by the same files: database and broker URLs, and the object store keys
- * (MinIO's root credentials).
+ * A service with a database reaches it as two roles: the runtime one (`<PREFIX>_DATABASE_URL`, given to
+ * the process) and the migration one (`<PREFIX>_MIGRATION_DATABASE_URL`, given to its migration step
+ * alone). Same server, same database, different users: the process must not be able to change the schema.
  */
-export function checkCredentials(where: string, config: Record<string, unknown>, peers: PeerEnvironments): string[] {
+export function checkDatabaseRoles(where: string, runtimeUrl: string | undefined, migrationUrl: string | undefined): string[] {
+  if (!runtimeUrl || !migrationUrl || !URL.canParse(runtimeUrl) || !URL.canParse(migrationUrl)) return [];
+  const runtime = new URL(runtimeUrl);
+  const migration = new URL(migrationUrl);
   const problems: string[] = [];
-  for (const [key, value] of Object.entries(config)) {
-    if (typeof value !== "string" || !/_URL$/.test(key)) continue;
-    const url = URL.canParse(value) ? new URL(value) : undefined;
-    const login = LOGINS.find((l) => l.protocol === url?.protocol);
-    const peer = url && peers.get(url.hostname);
-    if (!login || !peer) continue;
-    const user = peer[login.user] ?? login.defaultUser;
-    if (decodeURIComponent(url.username) !== user || decodeURIComponent(url.password) !== (peer[login.password] ?? "")) {
-      problems.push(`${where}: ${key} logs in with other credentials than ${url.hostname} is started with`);
-    }
-  }
-  const store = typeof config.OBJECT_STORE_ENDPOINT === "string" && URL.canParse(config.OBJECT_STORE_ENDPOINT) ? new URL(config.OBJECT_STORE_ENDPOINT) : undefined;
-  const minio = store && peers.get(store.hostname);
-  if (minio && (minio.MINIO_ROOT_USER !== config.OBJECT_STORE_ACCESS_KEY || minio.MINIO_ROOT_PASSWORD !== config.OBJECT_STORE_SECRET_KEY)) {
-    problems.push(`${where}: OBJECT_STORE_ACCESS_KEY / OBJECT_STORE_SECRET_KEY are not ${store.hostname}'s root credentials`);
-  }
+  if (runtime.host !== migration.host || runtime.pathname !== migration.pathname)
+    problems.push(`${where}: migrates ${migration.host}${migration.pathname} but runs on ${runtime.host}${runtime.pathname}`);
+  if (runtime.username === migration.username) problems.push(`${where}: runs as its migration role ${runtime.username}; the runtime role must be another`);
   return problems;
 }

@@ -7,7 +7,7 @@ export interface ComposeHealthcheck {
 
 export interface ComposeService {
   image?: string;
-  build?: string | { context?: string; dockerfile?: string };
+  build?: string | { context?: string; dockerfile?: string; target?: string; args?: Record<string, string> };
   command?: string[] | string;
   entrypoint?: string[] | string;
   environment?: Record<string, string | number | boolean | null> | string[];
@@ -35,28 +35,31 @@ const VARIABLE = /\$(?:(\$)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|([
 
 /** Compose's variable substitution of one value. A required variable that is unset throws, as compose refuses to start. */
 export function interpolate(value: string, variables: Readonly<Record<string, string>>): string {
-  const result = value.replace(VARIABLE, (_match, dollar: string | undefined, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
-    if (dollar) return "$";
-    const name = (braced ?? bare)!;
-    const set = Object.hasOwn(variables, name);
-    const current = variables[name];
-    const nonEmpty = set && current !== "";
-    switch (op) {
-      case ":-":
-        return nonEmpty ? current! : (arg ?? "");
-      case "-":
-        return set ? current! : (arg ?? "");
-      case ":?":
-      case "?":
-        if (op === ":?" ? nonEmpty : set) return current!;
-        throw new Error(`required variable ${name} is missing: ${arg ?? ""}`);
-      case ":+":
-      case "+":
-        return (op === ":+" ? nonEmpty : set) ? (arg ?? "") : "";
-      default:
-        return current ?? "";
-    }
-  });
+  const result = value.replace(
+    VARIABLE,
+    (_match, dollar: string | undefined, braced: string | undefined, op: string | undefined, arg: string | undefined, bare: string | undefined) => {
+      if (dollar) return "$";
+      const name = (braced ?? bare)!;
+      const set = Object.hasOwn(variables, name);
+      const current = variables[name];
+      const nonEmpty = set && current !== "";
+      switch (op) {
+        case ":-":
+          return nonEmpty ? current! : (arg ?? "");
+        case "-":
+          return set ? current! : (arg ?? "");
+        case ":?":
+        case "?":
+          if (op === ":?" ? nonEmpty : set) return current!;
+          throw new Error(`required variable ${name} is missing: ${arg ?? ""}`);
+        case ":+":
+        case "+":
+          return (op === ":+" ? nonEmpty : set) ? (arg ?? "") : "";
+        default:
+          return current ?? "";
+      }
+    },
+  );
   if (result.includes("${")) throw new Error(`a substitution compose would not understand in: ${value}`);
   return result;
 }
@@ -79,9 +82,7 @@ export function rawEnvironment(service: ComposeService): Record<string, string> 
   const env = service.environment;
   if (env === undefined) return {};
   if (Array.isArray(env)) {
-    return Object.fromEntries(
-      env.filter((line) => line.includes("=")).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
-    );
+    return Object.fromEntries(env.filter((line) => line.includes("=")).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
   }
   return Object.fromEntries(Object.entries(env).flatMap(([key, value]) => (value === null ? [] : [[key, String(value)]])));
 }
@@ -90,8 +91,7 @@ export function environmentOf(service: ComposeService, variables: Readonly<Recor
   return Object.fromEntries(Object.entries(rawEnvironment(service)).map(([key, value]) => [key, interpolate(value, variables)]));
 }
 
-export const asList = (value: string[] | string | undefined): string[] | undefined =>
-  typeof value === "string" ? value.split(/\s+/).filter(Boolean) : value;
+export const asList = (value: string[] | string | undefined): string[] | undefined => (typeof value === "string" ? value.split(/\s+/).filter(Boolean) : value);
 
 export function dependenciesOf(service: ComposeService): Record<string, string> {
   const deps = service.depends_on;

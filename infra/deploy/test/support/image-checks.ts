@@ -1,16 +1,14 @@
 import path from "node:path";
-import { listServices } from "@meter/db-tools";
 import YAML from "yaml";
 import { CLAMAV_DIR, clamdBytes, clamdConf, signatureFiles } from "./clamd";
 import { copyParts, dockerIgnored, parseDockerfile, sourceMatches, type Instruction } from "./dockerfile";
 import { unpinnedImage } from "./images";
-import { entryPoints, readText, ROOT } from "./repo";
-
-const runtimeUser = (instructions: Instruction[]): string | undefined => instructions.filter((i) => i.keyword === "USER").pop()?.args;
+import { IMAGES } from "../../../images/deployables";
+import { readText } from "./repo";
 
 /** A numeric, non-root USER (Kubernetes' runAsNonRoot can only verify a number). */
 function checkUser(name: string, instructions: Instruction[]): string[] {
-  const user = runtimeUser(instructions);
+  const user = instructions.filter((i) => i.keyword === "USER").pop()?.args;
   const uid = user === undefined ? undefined : /^(\d+)(?::\d+)?$/.exec(user)?.[1];
   return uid === undefined || Number(uid) === 0 ? [`${name}: USER ${user ?? "(none)"} is not a numeric non-root user`] : [];
 }
@@ -24,7 +22,8 @@ function checkCopies(name: string, context: string, instructions: Instruction[],
     for (const source of sources) {
       const found = sourceMatches(context, source);
       if (found.length === 0) problems.push(`${name}: ${keyword} ${source}: nothing there in ${context}`);
-      for (const file of found.filter((f) => f !== "." && dockerIgnored(ignoreFile, f))) problems.push(`${name}: ${keyword} ${file}, which .dockerignore leaves out`);
+      for (const file of found.filter((f) => f !== "." && dockerIgnored(ignoreFile, f)))
+        problems.push(`${name}: ${keyword} ${file}, which .dockerignore leaves out`);
     }
   }
   return problems;
@@ -36,46 +35,136 @@ function lockfileImporters(): string[] {
   return Object.keys(lock.importers ?? {});
 }
 
+/** The stages of a Dockerfile: `FROM <base> AS <name>` and the instructions until the next FROM. */
+interface Stage {
+  name: string;
+  base: string;
+  instructions: (Instruction & { index: number })[];
+}
+
+function stagesOf(instructions: Instruction[]): Stage[] {
+  const stages: Stage[] = [];
+  instructions.forEach((i, index) => {
+    if (i.keyword === "FROM") {
+      const [base, as, name] = i.args.split(/\s+/);
+      stages.push({ name: as?.toUpperCase() === "AS" ? name! : String(stages.length), base: base!, instructions: [] });
+    } else stages.at(-1)?.instructions.push({ ...i, index });
+  });
+  return stages;
+}
+
+/** The chain of stages a stage builds on, itself first. */
+function lineage(stages: Stage[], stage: Stage): Stage[] {
+  const chain = [stage];
+  for (let s = stages.find((x) => x.name === stage.base); s; s = stages.find((x) => x.name === s!.base)) chain.push(s);
+  return chain;
+}
+
+const argDefault = (instructions: Instruction[], name: string): string | undefined =>
+  instructions.find((i) => i.keyword === "ARG" && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
+
 /**
- * The root Dockerfile: the pinned Node 20 and pnpm, the frozen install and client generation, devDependencies
- * kept (tsx runs the code), a non-root user, and a build context that holds what the image needs and
- * nothing that must stay on the machine.
+ * The root Dockerfile: a build stage that installs the workspace from the lockfile (the packages in a
+ * layer of their own) and makes every deployable's folder with infra/images/build.ts; then one target
+ * per deployable, on a pinned Node 20 with tini as PID 1, as a numeric non-root user, its dependencies
+ * copied before its code, started with plain node, labelled with its version and revision. And a
+ * build context that holds what the build needs and nothing that must stay on the machine.
  */
 export function checkMeterDockerfile(dockerfile: string, ignoreFile: string): string[] {
   const name = "Dockerfile";
   const instructions = parseDockerfile(dockerfile);
-  const problems = [...checkUser(name, instructions), ...checkCopies(name, ".", instructions, ignoreFile)];
-  const from = instructions.filter((i) => i.keyword === "FROM").map((i) => i.args);
-  if (from.length !== 1 || !/^node:20\.\d+\.\d+-bookworm-slim$/.test(from[0]!)) problems.push(`${name}: FROM ${from.join(", ")}, not one pinned node:20.x.y-bookworm-slim`);
+  const stages = stagesOf(instructions);
+  const problems = checkCopies(name, ".", instructions, ignoreFile);
+
+  const nodeImage = argDefault(instructions, "NODE_IMAGE");
+  if (!nodeImage || !/^node:20\.\d+\.\d+-bookworm-slim$/.test(nodeImage))
+    problems.push(`${name}: NODE_IMAGE ${String(nodeImage)}, not a pinned node:20.x.y-bookworm-slim`);
+  for (const s of stages)
+    if (s.base !== "${NODE_IMAGE}" && !stages.some((x) => x.name === s.base))
+      problems.push(`${name}: stage ${s.name} is FROM ${s.base}, neither NODE_IMAGE nor a stage`);
 
   const packageManager = (JSON.parse(readText("package.json")) as { packageManager: string }).packageManager.replace(/^pnpm@/, "").split("+")[0];
-  const pnpmArg = instructions.find((i) => i.keyword === "ARG" && i.args.startsWith("PNPM_VERSION="))?.args.split("=")[1];
+  const pnpmArg = argDefault(instructions, "PNPM_VERSION");
   if (pnpmArg !== packageManager) problems.push(`${name}: installs pnpm ${pnpmArg}, package.json pins ${packageManager}`);
 
-  const runs = instructions.map((i, index) => ({ ...i, index })).filter((i) => i.keyword === "RUN");
-  const install = runs.find((r) => /pnpm install\b/.test(r.args));
-  if (!install) problems.push(`${name}: no pnpm install`);
+  const build = stages.find((s) => s.name === "build");
+  if (!build) problems.push(`${name}: no build stage`);
   else {
-    for (const flag of ["--frozen-lockfile", "--config.confirmModulesPurge=false"]) if (!install.args.includes(flag)) problems.push(`${name}: pnpm install without ${flag}`);
-    if (/--prod\b|NODE_ENV=production/.test(install.args)) problems.push(`${name}: the install drops devDependencies, which run the code`);
-    const productionAt = instructions.findIndex((i) => i.keyword === "ENV" && /NODE_ENV[= ]production/.test(i.args));
-    if (productionAt >= 0 && productionAt < install.index) problems.push(`${name}: NODE_ENV=production before pnpm install drops the devDependencies`);
+    const at = (pattern: RegExp) => build.instructions.find((i) => pattern.test(`${i.keyword} ${i.args}`))?.index ?? -1;
+    const fetch = at(/^RUN .*pnpm fetch\b/);
+    const all = at(/^COPY \. \.$/);
+    const install = at(/^RUN .*pnpm install\b/);
+    const firstCopy = build.instructions.find((i) => i.keyword === "COPY");
+    if (!firstCopy || copyParts(firstCopy.args).sources.some((src) => !["pnpm-lock.yaml", "pnpm-workspace.yaml", ".npmrc", "package.json"].includes(src))) {
+      problems.push(`${name}: the build stage copies more than the lockfile before fetching the packages: every source change would fetch them again`);
+    }
+    if (fetch < 0 || all < 0 || fetch > all) problems.push(`${name}: no \`pnpm fetch\` before \`COPY . .\``);
+    const installArgs = build.instructions.find((i) => i.index === install)?.args ?? "";
+    for (const flag of ["--offline", "--frozen-lockfile"]) if (!installArgs.includes(flag)) problems.push(`${name}: pnpm install without ${flag}`);
+    if (!/pnpm db generate[\s\S]*infra\/images\/build\.ts --out \/out --all/.test(installArgs))
+      problems.push(`${name}: the build stage does not generate the clients and then run infra/images/build.ts --out /out --all`);
+    if (build.instructions.some((i) => i.keyword === "ENV" && /NODE_ENV[= ]production/.test(i.args)))
+      problems.push(`${name}: NODE_ENV=production in the build stage drops the devDependencies that build`);
   }
-  const generate = runs.find((r) => r.args.includes("pnpm db generate"));
-  if (!generate || (install && generate.index < install.index)) problems.push(`${name}: no \`pnpm db generate\` after the install`);
+
+  for (const image of IMAGES) {
+    const stage = stages.find((s) => s.name === image.deployable);
+    if (!stage) {
+      problems.push(`${name}: no target ${image.deployable}`);
+      continue;
+    }
+    const where = `${name}: target ${image.deployable}`;
+    const chain = lineage(stages, stage);
+    const all = chain.flatMap((s) => s.instructions);
+    if (chain.some((s) => s.name === "build")) problems.push(`${where}: builds on the build stage, with its devDependencies`);
+    const user = all
+      .filter((i) => i.keyword === "USER")
+      .sort((a, b) => a.index - b.index)
+      .pop()?.args;
+    const uid = user === undefined ? undefined : /^(\d+)(?::\d+)?$/.exec(user)?.[1];
+    if (uid === undefined || Number(uid) === 0) problems.push(`${where}: USER ${user ?? "(none)"} is not a numeric non-root user`);
+    if (!all.some((i) => i.keyword === "ENTRYPOINT" && i.args.includes("tini"))) problems.push(`${where}: no init (tini) as PID 1`);
+    if (!all.some((i) => i.keyword === "RUN" && /apt-get install[^&]*\btini\b/.test(i.args))) problems.push(`${where}: does not install tini`);
+    for (const pkg of image.aptPackages)
+      if (!all.some((i) => i.keyword === "RUN" && new RegExp(`apt-get install[^&]*\\s${pkg}(\\s|$)`).test(i.args)))
+        problems.push(`${where}: does not install ${pkg}`);
+
+    const copies = stage.instructions.filter((i) => i.keyword === "COPY").map((i) => ({ ...copyParts(i.args), index: i.index }));
+    const deps = copies.find((c) => c.sources.join() === `/out/${image.deployable}/node_modules`);
+    const app = copies.find((c) => c.sources.join() === `/out/${image.deployable}/app`);
+    if (!deps || !app || deps.dest !== "/app/node_modules" || app.dest !== "/app")
+      problems.push(`${where}: does not copy /out/${image.deployable}/node_modules and /out/${image.deployable}/app into /app`);
+    else if (deps.index > app.index) problems.push(`${where}: copies its code before its dependencies: every code change would ship the dependencies again`);
+    const cmd = stage.instructions.filter((i) => i.keyword === "CMD").pop()?.args;
+    const expected = JSON.stringify(["node", "--enable-source-maps", `dist/${path.basename(image.entry, ".ts")}.js`]);
+    if (!cmd || JSON.stringify(JSON.parse(cmd)) !== expected) problems.push(`${where}: CMD ${String(cmd)}, not ${expected}`);
+    const label = stage.instructions.find((i) => i.keyword === "LABEL");
+    for (const key of ["version", "revision"]) {
+      if (!label || !new RegExp(`org\\.opencontainers\\.image\\.${key}="\\$\\{${key.toUpperCase()}\\}"`).test(label.args))
+        problems.push(`${where}: no org.opencontainers.image.${key} label from the ${key.toUpperCase()} build argument`);
+    }
+    if (label && copies.some((c) => c.index > label.index)) problems.push(`${where}: labels before its copies: a new version would rebuild every layer`);
+  }
 
   const needed = [
     "package.json",
     "pnpm-lock.yaml",
     "pnpm-workspace.yaml",
     ".npmrc",
+    "infra/images/build.ts",
     ...lockfileImporters().map((dir) => path.posix.join(dir, "package.json")),
-    ...entryPoints(),
-    ...listServices().map((dir) => path.posix.join(path.relative(ROOT, dir), "prisma", "migrations")),
   ];
-  for (const file of needed) if (dockerIgnored(ignoreFile, file)) problems.push(`.dockerignore leaves out ${file}, which the image needs`);
-  const machineOnly = ["node_modules/tsx/package.json", ".tools/node_modules/.bin/pnpm", ".local/secrets.json", ".env", "services/files/src/generated/prisma/client.ts", ".git/config"];
-  for (const file of machineOnly) if (!dockerIgnored(ignoreFile, file)) problems.push(`.dockerignore lets ${file} into the image`);
+  for (const file of needed) if (dockerIgnored(ignoreFile, file)) problems.push(`.dockerignore leaves out ${file}, which the build needs`);
+  const machineOnly = [
+    "node_modules/tsx/package.json",
+    ".tools/node_modules/.bin/pnpm",
+    ".local/secrets.json",
+    ".env",
+    "services/files/src/generated/prisma/client.ts",
+    ".git/config",
+    "k8s/overlays/prod/secrets/text.env",
+  ];
+  for (const file of machineOnly) if (!dockerIgnored(ignoreFile, file)) problems.push(`.dockerignore lets ${file} into the build`);
   return problems;
 }
 
@@ -98,16 +187,20 @@ export function checkClamdImage(dockerfile: string, conf: string, clamdStreamMax
   for (const file of Object.keys(signatureFiles())) {
     const copy = copies.find((c) => c.sources.some((s) => sourceMatches(CLAMAV_DIR, s).includes(file)));
     if (!copy) problems.push(`${name}: does not copy the signature file ${file}`);
-    else if (path.posix.normalize(copy.dest).replace(/\/$/, "") !== databaseDir) problems.push(`${name}: copies ${file} to ${copy.dest}, not to DatabaseDirectory ${databaseDir}`);
+    else if (path.posix.normalize(copy.dest).replace(/\/$/, "") !== databaseDir)
+      problems.push(`${name}: copies ${file} to ${copy.dest}, not to DatabaseDirectory ${databaseDir}`);
   }
   const confAt = copies.find((c) => c.sources.includes("clamd.conf"))?.dest;
   const cmd = instructions.filter((i) => i.keyword === "CMD").pop()?.args ?? "";
   if (!confAt || !cmd.includes(`--config-file=${confAt}`)) problems.push(`${name}: CMD does not start clamd with the copied clamd.conf`);
 
   if (directives.get("Foreground") !== "yes") problems.push("clamd.conf: without `Foreground yes` clamd forks and the container exits");
-  if (directives.get("TCPAddr") !== "0.0.0.0") problems.push(`clamd.conf: TCPAddr ${directives.get("TCPAddr")}: the files worker connects from another container`);
+  if (directives.get("TCPAddr") !== "0.0.0.0")
+    problems.push(`clamd.conf: TCPAddr ${directives.get("TCPAddr")}: the files worker connects from another container`);
   if (clamdBytes(directives.get("StreamMaxLength")) !== clamdStreamMaxBytes) {
-    problems.push(`clamd.conf: StreamMaxLength ${directives.get("StreamMaxLength")} is not the files service's CLAMD_STREAM_MAX_BYTES (${clamdStreamMaxBytes})`);
+    problems.push(
+      `clamd.conf: StreamMaxLength ${directives.get("StreamMaxLength")} is not the files service's CLAMD_STREAM_MAX_BYTES (${clamdStreamMaxBytes})`,
+    );
   }
   return problems;
 }

@@ -1,46 +1,87 @@
-import { listServices, serviceDatabaseEnvVar } from "@meter/db-tools";
-import { clamdConf, signatureFiles } from "./clamd";
-import { checkAddresses, checkCredentials, componentOf, isMigrateCommand, parseComponent, portOf, type Component } from "./components";
-import { imageName } from "./images";
-import { backendsOf, checkImages, checkKustomization, checkServices, checkWorkloads, containerPort, serviceNetwork } from "./k8s-structure";
+import { PROXY_IDLE_SOCKET_MS } from "../../../../gateway/src/proxy/service-proxy";
+import { IMAGES } from "../../../images/deployables";
+import { signatureFiles } from "./clamd";
 import {
+  checkAddresses,
+  checkDatabaseRoles,
+  componentOfImage,
+  migrationCommand,
+  parseComponent,
+  portOf,
+  processCommand,
+  readinessPortOf,
+  type Component,
+  type Network,
+} from "./components";
+import { imageTag, unpinnedImage } from "./images";
+import { schemaProblems } from "./k8s-schema";
+import type { Overlay } from "./kustomize";
+import {
+  isAutoscaler,
   isConfigMap,
+  isDisruptionBudget,
   isSecret,
   isService,
   isWorkload,
+  matches,
+  podContainers,
   secretValues,
+  selects,
   type Container,
   type K8sObject,
-  type ManifestFolder,
   type Probe,
+  type Service,
   type Workload,
 } from "./manifests";
-import { entryPoints, existsInRepo } from "./repo";
+import { checkCredentials } from "./k8s-credentials";
+import { checkNetwork } from "./k8s-network-checks";
 
-/** The kustomize image names of the two images this repository builds. */
-export const METER_IMAGE = "meter";
-export const CLAMD_IMAGE = "meter-clamd";
+export const NAMESPACE = "meter";
+/** Kinds without a namespace. */
+const CLUSTER_SCOPED = new Set(["Namespace"]);
 
-/** ConfigMaps deployed, and Secrets as the examples define them (operators create the real ones). */
-interface Sources {
+/** The ConfigMaps and Secrets of a rendered overlay, by their (hashed) names. */
+export interface Sources {
   configMaps: Map<string, Record<string, string>>;
   secrets: Map<string, Record<string, string>>;
 }
 
-/** A container's environment as the kubelet would build it, and the names its own `env:` sets. */
-function environmentOf(where: string, c: Container, sources: Sources): { env: Record<string, string>; own: string[]; problems: string[] } {
+export const sourcesOf = (objects: K8sObject[]): Sources => ({
+  configMaps: new Map(objects.filter(isConfigMap).map((c) => [c.metadata.name, c.data ?? {}])),
+  secrets: new Map(objects.filter(isSecret).map((s) => [s.metadata.name, secretValues(s)])),
+});
+
+/** A generated name without its content hash: `text-config-mb84bh6ftd` -> `text-config`. */
+export const unhashed = (name: string): string => name.replace(/-[a-z0-9]{10}$/, "");
+
+export interface ResolvedEnv {
+  env: Record<string, string>;
+  /** Keys given to this deployable alone (its `<name>-config` and `<name>-secrets`/`-migration`, its `env:`). */
+  own: string[];
+  /** The sources it reads, unhashed. */
+  from: string[];
+  problems: string[];
+}
+
+/** A container's environment as the kubelet builds it. */
+export function environmentOf(where: string, c: Container, sources: Sources, deployable?: string): ResolvedEnv {
   const env: Record<string, string> = {};
+  const own: string[] = [];
+  const from: string[] = [];
   const problems: string[] = [];
   const lookup = (kind: "configMaps" | "secrets", name: string, optional: boolean | undefined) => {
     const found = sources[kind].get(name);
-    if (!found && !optional) problems.push(`${where}: reads ${kind === "secrets" ? "Secret" : "ConfigMap"} ${name}, which is not defined`);
+    if (!found && !optional) problems.push(`${where}: reads ${kind === "secrets" ? "Secret" : "ConfigMap"} ${name}, which is not deployed`);
+    from.push(unhashed(name));
+    if (found && deployable && unhashed(name).startsWith(`${deployable}-`)) own.push(...Object.keys(found));
     return found;
   };
-  for (const from of c.envFrom ?? []) {
-    if (from.configMapRef) Object.assign(env, lookup("configMaps", from.configMapRef.name, from.configMapRef.optional));
-    if (from.secretRef) Object.assign(env, lookup("secrets", from.secretRef.name, from.secretRef.optional));
+  for (const f of c.envFrom ?? []) {
+    if (f.configMapRef) Object.assign(env, lookup("configMaps", f.configMapRef.name, f.configMapRef.optional));
+    if (f.secretRef) Object.assign(env, lookup("secrets", f.secretRef.name, f.secretRef.optional));
   }
   for (const v of c.env ?? []) {
+    own.push(v.name);
     if (v.value !== undefined) env[v.name] = v.value;
     const ref = v.valueFrom?.secretKeyRef ?? v.valueFrom?.configMapKeyRef;
     if (!ref) continue;
@@ -48,124 +89,236 @@ function environmentOf(where: string, c: Container, sources: Sources): { env: Re
     if (values?.[ref.key] !== undefined) env[v.name] = values[ref.key]!;
     else if (values && !ref.optional) problems.push(`${where}: ${v.name} reads key ${ref.key} of ${ref.name}, which has no such key`);
   }
-  return { env, own: (c.env ?? []).map((v) => v.name), problems };
+  return { env, own, from, problems };
 }
 
-interface Running {
+/** A Meter process in the rendered overlay, with its parsed configuration. */
+export interface Running {
   where: string;
   workload: Workload;
   container: Container;
   component: Component;
   env: Record<string, string>;
   config?: Record<string, unknown>;
+  /** Its migration step's environment, where it has one. */
+  migration?: Record<string, string>;
 }
 
-const probePort = (c: Container, probe: Probe | undefined): number | undefined =>
-  probe?.httpGet ? containerPort([c], probe.httpGet.port) : undefined;
+const containerPort = (c: Container, port: number | string): number | undefined => {
+  const ports = c.ports ?? [];
+  return (typeof port === "number" ? ports.find((p) => p.containerPort === port) : ports.find((p) => p.name === port))?.containerPort;
+};
 
-/** A component declares its config's port and is probed there: /readyz for readiness, /healthz for liveness and start-up. */
+/** A component declares its ports and is probed there: /readyz (the gateway's on its internal port), /healthz. */
 function checkProbes(r: Running): string[] {
   const { where, container: c } = r;
   const port = portOf(r.component, r.config!);
+  const readyPort = readinessPortOf(r.component, r.config!);
   const problems: string[] = [];
-  if (containerPort([c], port!) === undefined) problems.push(`${where}: does not declare containerPort ${port}, where it listens`);
-  const expect = (name: string, probe: Probe | undefined, path: string, required: boolean) => {
-    if (!probe) {
-      if (required) problems.push(`${where}: no ${name}`);
-      return;
-    }
-    if (probe.httpGet?.path !== path || probePort(c, probe) !== port) {
-      problems.push(`${where}: ${name} asks ${String(probe.httpGet?.path)} on ${String(probePort(c, probe))}, not ${path} on ${port}`);
-    }
+  for (const p of new Set([port, readyPort])) {
+    if (p === undefined || containerPort(c, p) === undefined) problems.push(`${where}: does not declare containerPort ${String(p)}, where it listens`);
+  }
+  const expect = (name: string, probe: Probe | undefined, path: string, at: number | undefined) => {
+    if (!probe) return problems.push(`${where}: no ${name}`);
+    const asked = probe.httpGet ? containerPort(c, probe.httpGet.port) : undefined;
+    if (probe.httpGet?.path !== path || asked !== at)
+      problems.push(`${where}: ${name} asks ${String(probe.httpGet?.path)} on ${String(asked)}, not ${path} on ${at}`);
   };
-  expect("readinessProbe", c.readinessProbe, "/readyz", true);
-  expect("livenessProbe", c.livenessProbe, "/healthz", true);
-  expect("startupProbe", c.startupProbe, "/healthz", false);
+  expect("readinessProbe", c.readinessProbe, "/readyz", readyPort);
+  expect("livenessProbe", c.livenessProbe, "/healthz", readyPort === port ? port : readyPort);
+  expect("startupProbe", c.startupProbe, "/healthz", readyPort === port ? port : readyPort);
   return problems;
 }
 
-/** Everything in k8s/ (and the folders under it) that would break `kubectl apply -k`, as messages. */
-export async function checkKubernetes(folders: ManifestFolder[]): Promise<string[]> {
-  const objects: K8sObject[] = folders.flatMap((f) => f.objects.map((o) => o.object));
-  const sources: Sources = {
-    configMaps: new Map(objects.filter(isConfigMap).map((c) => [c.metadata.name, c.data ?? {}])),
-    secrets: new Map([...objects, ...folders.flatMap((f) => f.examples.map((e) => e.object))].filter(isSecret).map((s) => [s.metadata.name, secretValues(s)])),
-  };
-  const problems = [...folders.flatMap(checkKustomization), ...checkImages(folders), ...checkWorkloads(objects), ...checkServices(objects)];
-  const network = serviceNetwork(objects);
-  const running: Running[] = [];
-  const migrations: { where: string; env: Record<string, string> }[] = [];
+const sameImage = (a: string, b: string): boolean => a === b;
 
-  for (const workload of objects.filter(isWorkload)) {
-    for (const container of workload.spec.template.spec.containers) {
-      const where = `${workload.kind} ${workload.metadata.name}`;
-      const resolved = environmentOf(where, container, sources);
-      problems.push(...resolved.problems);
-      if (imageName(container.image) !== METER_IMAGE) continue;
-      const component = componentOf(container.command);
-      if (isMigrateCommand(container.command)) migrations.push({ where, env: resolved.env });
-      else if (!component) problems.push(`${where}: runs the Meter image with an unknown command: ${JSON.stringify(container.command)}`);
-      else if (!existsInRepo(component.entry)) problems.push(`${where}: runs ${component.entry}, which does not exist`);
-      else {
-        const parsed = await parseComponent(where, component, resolved.env, resolved.own);
-        problems.push(...parsed.problems);
-        running.push({ where, workload, container, component, env: resolved.env, config: parsed.config });
+/** The migration step of a service with a database, before its process, with only the credentials it needs. */
+function checkMigrationStep(r: Running, sources: Sources): string[] {
+  const { where, workload, component } = r;
+  const init = workload.spec.template.spec.initContainers ?? [];
+  if (!component.migrations) return init.length > 0 ? [`${where}: has init containers, but ${component.deployable} has no database`] : [];
+  const step = init.find((c) => JSON.stringify(c.command) === JSON.stringify(migrationCommand(component)));
+  if (!step) return [`${where}: no initContainer running ${migrationCommand(component).join(" ")} before it starts`];
+  const problems: string[] = [];
+  if (!sameImage(step.image, r.container.image)) problems.push(`${where}: migrates with ${step.image}, runs ${r.container.image}: not the same version`);
+  const resolved = environmentOf(`${where} (${step.name})`, step, sources);
+  problems.push(...resolved.problems);
+  r.migration = resolved.env;
+  const migrationKey = `${component.prefix}_MIGRATION_DATABASE_URL`;
+  const runtimeKey = `${component.prefix}_DATABASE_URL`;
+  if (r.env[migrationKey] !== undefined) problems.push(`${where}: its process gets ${migrationKey}: only the migration step may change the schema`);
+  if (component.migrations === "deploy") {
+    if (!resolved.env[migrationKey]) problems.push(`${where} (${step.name}): no ${migrationKey}`);
+    problems.push(...checkDatabaseRoles(where, r.env[runtimeKey], resolved.env[migrationKey]));
+  } else {
+    if (resolved.env[migrationKey] !== undefined)
+      problems.push(`${where} (${step.name}): a worker waits for migrations as its runtime role, without ${migrationKey}`);
+    if (resolved.env[runtimeKey] !== r.env[runtimeKey]) problems.push(`${where} (${step.name}): waits on another database than its process uses`);
+  }
+  return problems;
+}
+
+/**
+ * Stopping without errors: an API pod waits in preStop while its endpoint is removed, then drains for
+ * SHUTDOWN_DELAY_MS (longer than the gateway keeps an idle connection, so none is left to race), and
+ * the grace period covers both and then some.
+ */
+function checkShutdown(r: Running): string[] {
+  if (r.component.role !== "server") return [];
+  const problems: string[] = [];
+  const preStop = r.container.lifecycle?.preStop;
+  const sleepS = preStop?.sleep?.seconds ?? (preStop?.exec?.command[0] === "sleep" ? Number(preStop.exec.command[1]) : undefined);
+  if (sleepS === undefined || !(sleepS > 0)) problems.push(`${r.where}: no preStop sleep: the endpoint may still receive connections after SIGTERM`);
+  const delayMs = Number(r.config?.SHUTDOWN_DELAY_MS ?? 0);
+  if (!(delayMs > PROXY_IDLE_SOCKET_MS))
+    problems.push(`${r.where}: SHUTDOWN_DELAY_MS ${delayMs} is not longer than the gateway's idle-connection timeout (${PROXY_IDLE_SOCKET_MS} ms)`);
+  const grace = r.workload.spec.template.spec.terminationGracePeriodSeconds ?? 30;
+  if (grace < (sleepS ?? 0) + delayMs / 1000 + 10)
+    problems.push(`${r.where}: terminationGracePeriodSeconds ${grace} leaves in-flight requests less than 10 s after preStop and the drain`);
+  return problems;
+}
+
+/** Selectors, resources, a non-root and token-less pod for every workload. */
+function checkWorkload(w: Workload, configMaps: Set<string>): string[] {
+  const where = `${w.kind} ${w.metadata.name}`;
+  const pod = w.spec.template.spec;
+  const problems: string[] = [];
+  if (w.kind !== "Job" && !matches(w.spec.selector?.matchLabels, w.spec.template.metadata?.labels))
+    problems.push(`${where}: selector does not match its pod template's labels`);
+  if (pod.automountServiceAccountToken !== false) problems.push(`${where}: mounts a service account token; no Meter pod talks to the Kubernetes API`);
+  const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
+  const claims = new Set((w.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name));
+  for (const v of volumes.values())
+    if (v.configMap && !configMaps.has(v.configMap.name)) problems.push(`${where}: volume ${v.name} uses ConfigMap ${v.configMap.name}, which is not deployed`);
+  for (const c of podContainers(w)) {
+    for (const m of c.volumeMounts ?? [])
+      if (!volumes.has(m.name) && !claims.has(m.name)) problems.push(`${where}: ${c.name} mounts ${m.name}, which is not a volume`);
+    for (const kind of ["requests", "limits"] as const)
+      for (const r of ["cpu", "memory"]) if (!c.resources?.[kind]?.[r]) problems.push(`${where}: ${c.name} has no ${r} ${kind}`);
+    if (pod.securityContext?.runAsNonRoot !== true && c.securityContext?.runAsNonRoot !== true) problems.push(`${where}: ${c.name} may run as root`);
+    if (c.securityContext?.allowPrivilegeEscalation !== false) problems.push(`${where}: ${c.name} allows privilege escalation`);
+  }
+  return problems;
+}
+
+/** Every Service selects pods, on ports they declare. */
+function checkServices(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  const workloads = objects.filter(isWorkload).filter((w) => w.kind !== "Job");
+  for (const s of objects.filter(isService)) {
+    const backends = workloads.filter((w) => matches(s.spec.selector, w.spec.template.metadata?.labels));
+    if (backends.length === 0) problems.push(`Service ${s.metadata.name}: selects no Deployment or StatefulSet`);
+    for (const port of s.spec.ports) {
+      for (const w of backends) {
+        if (!w.spec.template.spec.containers.some((c) => containerPort(c, port.targetPort ?? port.port) !== undefined)) {
+          problems.push(
+            `Service ${s.metadata.name}: port ${port.port} targets ${String(port.targetPort ?? port.port)}, which ${w.metadata.name} does not declare`,
+          );
+        }
       }
     }
   }
-
-  const peers = new Map(
-    objects.filter(isService).flatMap((service) => {
-      const container = backendsOf(service, objects)[0]?.containers[0];
-      return container ? [[service.metadata.name, environmentOf("", container, sources).env] as const] : [];
-    }),
-  );
-  for (const r of running.filter((r) => r.config)) {
-    problems.push(...checkAddresses(r.where, r.component, r.config!, network), ...checkCredentials(r.where, r.config!, peers), ...checkProbes(r));
-  }
-  problems.push(...checkMigrations(migrations, running), ...checkClamd(objects, sources), ...checkBucket(objects, sources, running));
-  const deployed = new Set(running.map((r) => r.component.entry));
-  for (const entry of entryPoints()) if (!deployed.has(entry)) problems.push(`no Kubernetes workload runs ${entry}`);
   return problems;
 }
 
-/** One migration Job, given every service database under the URL its owner uses. */
-function checkMigrations(migrations: { where: string; env: Record<string, string> }[], running: Running[]): string[] {
-  if (migrations.length !== 1) return [`${migrations.length} migration workloads; one expected`];
-  const { where, env } = migrations[0]!;
+/** Service name -> ports it accepts, for the addresses in the components' configs. */
+const serviceNetwork = (objects: K8sObject[]): Network =>
+  new Map(objects.filter(isService).map((s: Service) => [s.metadata.name, new Set(s.spec.ports.map((p) => p.port))]));
+
+/**
+ * Release units and availability: every Deployment has its own autoscaler and disruption budget, and
+ * spreads over nodes and zones; the autoscaler owns the replica count (none in the Deployment, so an
+ * apply never undoes a scale-up). In prod, never fewer than two pods.
+ */
+function checkAvailability(objects: K8sObject[], overlay: Overlay): string[] {
   const problems: string[] = [];
-  for (const dir of listServices()) {
-    const key = serviceDatabaseEnvVar(dir);
-    if (!env[key]) problems.push(`${where}: no ${key}: \`pnpm db deploy\` would migrate a database on 127.0.0.1`);
-    for (const r of running.filter((r) => r.env[key] !== undefined && r.env[key] !== env[key])) {
-      problems.push(`${where}: ${key} differs from the one ${r.where} uses`);
+  const hpas = objects.filter(isAutoscaler);
+  const pdbs = objects.filter(isDisruptionBudget);
+  for (const d of objects.filter(isWorkload).filter((w) => w.kind === "Deployment")) {
+    const where = `Deployment ${d.metadata.name}`;
+    const labels = d.spec.template.metadata?.labels;
+    const hpa = hpas.find((h) => h.spec.scaleTargetRef.kind === "Deployment" && h.spec.scaleTargetRef.name === d.metadata.name);
+    if (!hpa) problems.push(`${where}: no HorizontalPodAutoscaler`);
+    else if (overlay === "prod" && (hpa.spec.minReplicas ?? 1) < 2)
+      problems.push(`${where}: its autoscaler allows ${hpa.spec.minReplicas ?? 1} replica in prod; at least two`);
+    if (d.spec.replicas !== undefined) problems.push(`${where}: sets replicas; its autoscaler owns the count`);
+    if (!pdbs.some((p) => selects(p.spec.selector, labels))) problems.push(`${where}: no PodDisruptionBudget`);
+    const keys = (d.spec.template.spec.topologySpreadConstraints ?? []).filter((t) => selects(t.labelSelector, labels)).map((t) => t.topologyKey);
+    for (const key of ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
+      if (!keys.includes(key)) problems.push(`${where}: does not spread its pods over ${key}`);
+  }
+  return problems;
+}
+
+/** Deployables: one image each, named after it; images of our own come with a tag, third-party ones pinned. */
+function checkImages(objects: K8sObject[], overlay: Overlay): string[] {
+  const problems: string[] = [];
+  for (const w of objects.filter(isWorkload)) {
+    for (const c of podContainers(w)) {
+      const component = componentOfImage(c.image);
+      if (!component) {
+        if (c.image.includes("meter-") && !/meter-clamd/.test(c.image)) problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is no deployable's image`);
+        const unpinned = /meter-clamd/.test(c.image) ? (imageTag(c.image) ? undefined : `${c.image} has no tag`) : unpinnedImage(c.image);
+        if (unpinned) problems.push(`${w.kind} ${w.metadata.name}: ${unpinned}`);
+        continue;
+      }
+      if (component.deployable !== w.metadata.name) problems.push(`${w.kind} ${w.metadata.name}: runs ${c.image}, the image of ${component.deployable}`);
+      const tag = imageTag(c.image);
+      if (!tag || tag === "latest" || (overlay === "prod" && !/\d/.test(tag))) problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is not a release tag`);
     }
   }
   return problems;
 }
 
-/** clamd's database folder (clamd.conf) holds the ConfigMap of signatures, equal to infra/clamav's files. */
-function checkClamd(objects: K8sObject[], sources: Sources): string[] {
-  const clamd = objects.filter(isWorkload).find((w) => w.spec.template.spec.containers.some((c) => imageName(c.image) === CLAMD_IMAGE));
-  if (!clamd) return ["no workload runs the clamd image"];
-  const pod = clamd.spec.template.spec;
-  const databaseDir = clamdConf().get("DatabaseDirectory");
-  const mount = pod.containers.flatMap((c) => c.volumeMounts ?? []).find((m) => m.mountPath === databaseDir);
-  const configMap = pod.volumes?.find((v) => v.name === mount?.name)?.configMap?.name;
-  if (!configMap) return [`${clamd.kind} ${clamd.metadata.name}: no ConfigMap mounted at ${databaseDir}, clamd's DatabaseDirectory`];
-  const data = sources.configMaps.get(configMap) ?? {};
-  const expected = signatureFiles();
-  return JSON.stringify(data, Object.keys(data).sort()) === JSON.stringify(expected, Object.keys(expected).sort())
+/** The clamd ConfigMap holds exactly the signature files of infra/clamav. */
+function checkSignatures(objects: K8sObject[]): string[] {
+  const cm = objects.filter(isConfigMap).find((c) => c.metadata.name === "clamd-signatures");
+  if (!cm) return ["ConfigMap clamd-signatures is not deployed"];
+  return JSON.stringify(cm.data ?? {}) === JSON.stringify(signatureFiles())
     ? []
-    : [`ConfigMap ${configMap} differs from the signature files of infra/clamav (${Object.keys(expected).join(", ")})`];
+    : ["ConfigMap clamd-signatures differs from the signature files of infra/clamav"];
 }
 
-/** Whatever else sets FILES_BUCKET (the bucket Job) creates the bucket the files service uses. */
-function checkBucket(objects: K8sObject[], sources: Sources, running: Running[]): string[] {
-  const used = new Set(running.map((r) => r.config?.FILES_BUCKET).filter((b) => b !== undefined));
-  return objects
-    .filter(isWorkload)
-    .flatMap((w) => w.spec.template.spec.containers.filter((c) => imageName(c.image) !== METER_IMAGE).map((c) => ({ w, env: environmentOf("", c, sources).env })))
-    .filter(({ env }) => env.FILES_BUCKET !== undefined && !used.has(env.FILES_BUCKET))
-    .map(({ w, env }) => `${w.kind} ${w.metadata.name}: creates bucket ${env.FILES_BUCKET}, which no files process uses`);
+/** Names outside the namespace (the platform's databases, broker and object store in prod): a dotted host name. */
+const isExternalHost = (network: Network) => (host: string) => !network.has(host) && host.includes(".");
+
+/** Everything that would make this overlay fail to apply, start, connect or roll out cleanly, as messages. */
+export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Promise<string[]> {
+  const problems: string[] = [];
+  for (const o of objects) {
+    if (!CLUSTER_SCOPED.has(o.kind) && o.metadata.namespace !== NAMESPACE)
+      problems.push(`${o.kind} ${o.metadata.name}: namespace ${String(o.metadata.namespace)}, not ${NAMESPACE}`);
+    problems.push(...schemaProblems(o));
+  }
+  const sources = sourcesOf(objects);
+  const configMaps = new Set(sources.configMaps.keys());
+  problems.push(...objects.filter(isWorkload).flatMap((w) => checkWorkload(w, configMaps)));
+  problems.push(...checkServices(objects), ...checkAvailability(objects, overlay), ...checkImages(objects, overlay), ...checkSignatures(objects));
+
+  const network = serviceNetwork(objects);
+  const running: Running[] = [];
+  for (const workload of objects.filter(isWorkload)) {
+    for (const container of workload.spec.template.spec.containers) {
+      const component = componentOfImage(container.image);
+      const where = `${workload.kind} ${workload.metadata.name}`;
+      const resolved = environmentOf(where, container, sources, component?.deployable);
+      problems.push(...resolved.problems);
+      if (!component) continue;
+      if (JSON.stringify(container.command) !== JSON.stringify(processCommand(component))) {
+        problems.push(`${where}: runs ${JSON.stringify(container.command)}, not ${processCommand(component).join(" ")}`);
+      }
+      const parsed = await parseComponent(where, component, resolved.env, resolved.own);
+      problems.push(...parsed.problems);
+      running.push({ where, workload, container, component, env: resolved.env, ...(parsed.config ? { config: parsed.config } : {}) });
+    }
+  }
+  for (const r of running) {
+    problems.push(...checkMigrationStep(r, sources));
+    if (!r.config) continue;
+    problems.push(...checkProbes(r), ...checkShutdown(r), ...checkAddresses(r.where, r.component, r.config, network, isExternalHost(network)));
+  }
+  for (const image of IMAGES)
+    if (!running.some((r) => r.component.deployable === image.deployable)) problems.push(`${image.deployable}: no Deployment runs it`);
+  problems.push(...checkNetwork(objects, running, sources), ...checkCredentials(objects, running, sources));
+  return problems;
 }

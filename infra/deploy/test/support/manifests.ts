@@ -1,12 +1,8 @@
-import { readdirSync, statSync } from "node:fs";
-import path from "node:path";
-import { existsInRepo, isRecord, readYaml, readYamlDocuments, repoPath } from "./repo";
-
-/** The slice of the Kubernetes API these manifests use. */
+/** The slice of the Kubernetes API the checks read, over the objects kustomize renders. */
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
 }
 
 export interface EnvVar {
@@ -40,8 +36,9 @@ export interface Container {
   startupProbe?: Probe;
   readinessProbe?: Probe;
   livenessProbe?: Probe;
+  lifecycle?: { preStop?: { exec?: { command: string[] }; sleep?: { seconds: number } } };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { runAsNonRoot?: boolean; allowPrivilegeEscalation?: boolean };
+  securityContext?: { runAsNonRoot?: boolean; allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean };
   volumeMounts?: { name: string; mountPath: string }[];
 }
 
@@ -56,11 +53,16 @@ export interface PodSpec {
   initContainers?: Container[];
   securityContext?: { runAsNonRoot?: boolean };
   volumes?: Volume[];
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  terminationGracePeriodSeconds?: number;
+  topologySpreadConstraints?: { topologyKey: string; labelSelector?: { matchLabels?: Record<string, string> } }[];
 }
 
 /** Deployment, StatefulSet or Job. */
 export interface Workload extends K8sObject {
   spec: {
+    replicas?: number;
     selector?: { matchLabels?: Record<string, string> };
     serviceName?: string;
     template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec };
@@ -81,62 +83,44 @@ export interface Secret extends K8sObject {
   data?: Record<string, string>;
 }
 
-export interface Kustomization {
-  namespace?: string;
-  resources?: string[];
-  images?: { name: string; newName?: string; newTag?: string }[];
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
 }
 
-/** A folder with a kustomization.yaml: what it lists, and the example Secrets beside it (not listed). */
-export interface ManifestFolder {
-  dir: string;
-  kustomization: Kustomization;
-  /** Every YAML file of the folder (not of subfolders), kustomization.yaml aside. */
-  files: string[];
-  /** The objects of the listed resources, with the file they come from. */
-  objects: { file: string; object: K8sObject }[];
-  examples: { file: string; object: K8sObject }[];
+export interface NetworkPeer {
+  podSelector?: LabelSelector;
+  namespaceSelector?: LabelSelector;
+  ipBlock?: { cidr: string; except?: string[] };
+}
+
+export interface NetworkRule {
+  from?: NetworkPeer[];
+  to?: NetworkPeer[];
+  ports?: { port?: number | string; protocol?: string }[];
+}
+
+export interface NetworkPolicy extends K8sObject {
+  spec: { podSelector: LabelSelector; policyTypes?: string[]; ingress?: NetworkRule[]; egress?: NetworkRule[] };
+}
+
+export interface Autoscaler extends K8sObject {
+  spec: { scaleTargetRef: { kind: string; name: string }; minReplicas?: number; maxReplicas: number };
+}
+
+export interface DisruptionBudget extends K8sObject {
+  spec: { selector?: LabelSelector; minAvailable?: number | string; maxUnavailable?: number | string };
 }
 
 export const WORKLOAD_KINDS = new Set(["Deployment", "StatefulSet", "Job"]);
-export const EXAMPLE_FILE = /\.example\.ya?ml$/;
-
-function objectsOf(relative: string): { file: string; object: K8sObject }[] {
-  return readYamlDocuments(relative)
-    .filter((doc) => doc !== null && doc !== undefined)
-    .map((doc) => {
-      if (!isRecord(doc) || typeof doc.kind !== "string" || !isRecord(doc.metadata)) throw new Error(`${relative}: not a Kubernetes object`);
-      return { file: relative, object: doc as unknown as K8sObject };
-    });
-}
-
-export function loadFolder(dir: string): ManifestFolder {
-  const kustomization = readYaml(`${dir}/kustomization.yaml`) as Kustomization;
-  const files = readdirSync(repoPath(dir))
-    .filter((name) => /\.ya?ml$/.test(name) && name !== "kustomization.yaml" && statSync(repoPath(dir, name)).isFile())
-    .sort();
-  const listed = (kustomization.resources ?? []).filter((r) => existsInRepo(path.posix.join(dir, r)) && /\.ya?ml$/.test(r));
-  return {
-    dir,
-    kustomization,
-    files,
-    objects: listed.flatMap((r) => objectsOf(path.posix.join(dir, r))),
-    examples: files.filter((f) => EXAMPLE_FILE.test(f)).flatMap((f) => objectsOf(path.posix.join(dir, f))),
-  };
-}
-
-/** k8s/ and the folders under it that have their own kustomization.yaml (dev-dependencies). */
-export function loadManifests(root = "k8s"): ManifestFolder[] {
-  const subfolders = readdirSync(repoPath(root), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsInRepo(`${root}/${entry.name}/kustomization.yaml`))
-    .map((entry) => `${root}/${entry.name}`);
-  return [root, ...subfolders.sort()].map(loadFolder);
-}
 
 export const isWorkload = (o: K8sObject): o is Workload => WORKLOAD_KINDS.has(o.kind);
 export const isService = (o: K8sObject): o is Service => o.kind === "Service";
 export const isConfigMap = (o: K8sObject): o is ConfigMap => o.kind === "ConfigMap";
 export const isSecret = (o: K8sObject): o is Secret => o.kind === "Secret";
+export const isNetworkPolicy = (o: K8sObject): o is NetworkPolicy => o.kind === "NetworkPolicy";
+export const isAutoscaler = (o: K8sObject): o is Autoscaler => o.kind === "HorizontalPodAutoscaler";
+export const isDisruptionBudget = (o: K8sObject): o is DisruptionBudget => o.kind === "PodDisruptionBudget";
 
 /** A Secret's values as the pods see them (stringData wins over base64 data, as in the API). */
 export function secretValues(secret: Secret): Record<string, string> {
@@ -146,3 +130,27 @@ export function secretValues(secret: Secret): Record<string, string> {
 
 export const matches = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean =>
   selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+
+/** A label selector of the API (matchLabels and matchExpressions); the empty selector selects everything. */
+export function selects(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+  if (!selector) return false;
+  const l = labels ?? {};
+  const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v);
+  const byExpressions = (selector.matchExpressions ?? []).every((e) => {
+    switch (e.operator) {
+      case "In":
+        return e.values?.includes(l[e.key] ?? "\u0000") ?? false;
+      case "NotIn":
+        return !(e.values?.includes(l[e.key] ?? "\u0000") ?? false);
+      case "Exists":
+        return e.key in l;
+      case "DoesNotExist":
+        return !(e.key in l);
+      default:
+        return false;
+    }
+  });
+  return byLabels && byExpressions;
+}
+
+export const podContainers = (w: Workload): Container[] => [...(w.spec.template.spec.initContainers ?? []), ...w.spec.template.spec.containers];

@@ -1,0 +1,65 @@
+import { DEPLOYABLES, ServiceCatalog, envPrefix, type Deployable, type ServiceName } from "@meter/contracts";
+
+/**
+ * What each image holds and runs, derived from the one list of services (packages/contracts
+ * services.ts). The Dockerfile has one target per deployable; `build.ts` makes the folder it copies.
+ */
+export interface DeployableImage {
+  deployable: Deployable;
+  service: ServiceName;
+  /** The workspace folder of the service (`services/text`, `gateway`). */
+  dir: string;
+  /** The process it runs, relative to `dir`: `src/main.ts` (an API) or `src/worker.ts` (a queue worker). */
+  entry: "src/main.ts" | "src/worker.ts";
+  /** Where it listens: `<PREFIX>_PORT` for an API, `<PREFIX>_WORKER_PORT` for a worker (health and metrics only). */
+  portSetting: string;
+  /**
+   * Its migration step: `deploy` (the API applies its service's migrations) or `wait` (a worker waits
+   * for them, with no right to change the schema); none without a database.
+   */
+  migrations?: "deploy" | "wait";
+  /**
+   * Files the process reads at run time, copied to the same path relative to the image's /app (the
+   * bundle keeps each module's own __dirname, see bundle.ts).
+   */
+  files: string[];
+  /**
+   * Workspace packages needed as files, not bundled: the gateway's esbuild bundles the cabinet's pages
+   * from source when it starts, and those import @meter/contracts.
+   */
+  sourcePackages: string[];
+  /** Debian packages of the runtime image beyond Node and tini. */
+  aptPackages: string[];
+}
+
+/** Tesseract with the languages the OCR engine reads, and the fonts sharp renders text with. */
+const MEDIA_WORKER_APT = ["tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-rus", "fonts-dejavu-core", "fontconfig-config"];
+
+function describe(deployable: Deployable): DeployableImage {
+  const worker = deployable.endsWith("-worker");
+  const service = (worker ? deployable.slice(0, -"-worker".length) : deployable) as ServiceName;
+  const entry = ServiceCatalog[service];
+  const database = entry.database;
+  return {
+    deployable,
+    service,
+    dir: entry.dir,
+    entry: worker ? "src/worker.ts" : "src/main.ts",
+    portSetting: `${envPrefix(service)}_${worker ? "WORKER_PORT" : "PORT"}`,
+    ...(database ? { migrations: worker ? ("wait" as const) : ("deploy" as const) } : {}),
+    files: [...(database ? [`${entry.dir}/prisma/migrations`] : []), ...(service === "gateway" ? ["web/cabinet/src"] : [])],
+    sourcePackages: service === "gateway" ? ["@meter/contracts"] : [],
+    aptPackages: deployable === "media-jobs-worker" ? MEDIA_WORKER_APT : [],
+  };
+}
+
+export const IMAGES: readonly DeployableImage[] = DEPLOYABLES.map(describe);
+
+export function imageOf(deployable: string): DeployableImage {
+  const found = IMAGES.find((i) => i.deployable === deployable);
+  if (!found) throw new Error(`no deployable ${deployable} (one of ${DEPLOYABLES.join(", ")})`);
+  return found;
+}
+
+/** The image's name in the registry and in the kustomizations' `images:` (`meter-text`). */
+export const imageName = (deployable: Deployable): string => `meter-${deployable}`;
