@@ -15,7 +15,8 @@ afterAll(async () => {
 
 it("after a SIGKILL mid-flight every hold is settled or released once and every retry gets its answer", async () => {
   const account = await sut.account({ credit: 1_000_000_000 });
-  sut.fake.configure({ delayMs: 1_500 });
+  // Long enough that no request is answered before every hold is placed, even on a busy machine.
+  sut.fake.configure({ delayMs: 5_000 });
   const requests = Array.from({ length: 12 }, (_, i) => ({
     key: randomUUID(),
     body: { model: FAKE_MODEL, max_tokens: 40, messages: [{ role: "user", content: `request ${i}` }] },
@@ -28,7 +29,12 @@ it("after a SIGKILL mid-flight every hold is settled or released once and every 
     }).then(async (res) => ({ status: res.status, body: (await res.json()) as Record<string, unknown> }));
 
   const inFlight = requests.map(send);
-  await new Promise((r) => setTimeout(r, 700));
+  // Killed once every request holds money and waits for its upstream (a fixed delay raced the holds
+  // when other suites loaded the machine).
+  const holdsBy = Date.now() + 4_000;
+  while ((await sut.admin<{ data: unknown[] }>("GET", "/admin/v1/holds?status=active&source=text")).data.length < requests.length && Date.now() < holdsBy) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   await sut.system.kill("text", "SIGKILL");
   const firstAnswers = await Promise.all(inFlight);
   // The service died with money possibly held: the gateway must not call that a failure.

@@ -83,8 +83,8 @@ describe("@anthropic-ai/sdk", () => {
       return fetch(input, init);
     };
     // The SDK's default: two retries of a 429, unless the answer says not to.
-    const err = await new Anthropic({ apiKey: capped.key, baseURL: sut.url, fetch: counting })
-      .messages.create({ model: LOCAL_MODEL, max_tokens: 64, messages: [{ role: "user", content: "x" }] }, { headers: { "Idempotency-Key": randomUUID() } })
+    const err = await new Anthropic({ apiKey: capped.key, baseURL: sut.url, fetch: counting }).messages
+      .create({ model: LOCAL_MODEL, max_tokens: 64, messages: [{ role: "user", content: "x" }] }, { headers: { "Idempotency-Key": randomUUID() } })
       .then(
         () => undefined,
         (e: unknown) => e,
