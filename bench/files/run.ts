@@ -19,13 +19,12 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { deployMigrations, dropDatabase, ensureDatabase, withDatabaseName } from "@meter/db-tools";
 import { repoRoot, startObjectStore, type ObjectStoreHandle } from "@meter/local-infra";
-import { signIdentity } from "../../packages/service-kit/src";
-import { createTestVhost } from "../../packages/testing/src";
+import { UNSIGNED_PAYLOAD } from "@meter/contracts";
+import { createTestVhost, freePort, signedCall, testAuth, testKeyEnv } from "@meter/testing";
 
 const MiB = 1024 * 1024;
 const SIZES = [10 * MiB, 50 * MiB];
 const REPEATS = 3;
-const SECRET = "bench-internal-secret-0123456789";
 const BUCKET = "meter-files-bench";
 
 interface Timed {
@@ -56,7 +55,6 @@ async function main(): Promise<void> {
     const filesPort = await freePort();
     const gatewayPort = await freePort();
     const env = {
-      INTERNAL_SECRET: SECRET,
       LOG_LEVEL: "warn",
       FILES_PORT: String(filesPort),
       FILES_DATABASE_URL: databaseUrl,
@@ -69,13 +67,13 @@ async function main(): Promise<void> {
       FILES_URL: `http://127.0.0.1:${filesPort}`,
       ADMIN_TOKEN: "bench-admin-token-0123456789",
     };
-    const gateway = await startProcess(path.join(root, "gateway", "src", "main.ts"), env, gatewayPort);
+    const gateway = await startProcess(path.join(root, "gateway", "src", "main.ts"), { ...env, ...testKeyEnv("gateway") }, gatewayPort);
     stops.push(() => gateway.stop());
 
     const rows: string[] = [];
     const memory: string[] = [];
     for (const size of SIZES) {
-      const files = await startProcess(path.join(root, "services", "files", "src", "main.ts"), env, filesPort);
+      const files = await startProcess(path.join(root, "services", "files", "src", "main.ts"), { ...env, ...testKeyEnv("files") }, filesPort);
       try {
         // Warm up (first queries, lazily loaded code) so that the baseline is the service ready to work.
         const small = randomBytes(MiB);
@@ -123,7 +121,11 @@ async function main(): Promise<void> {
 
 /** The baseline: the same bytes PUT straight to s3rver (it accepts unsigned requests). */
 async function putDirect(store: ObjectStoreHandle, content: Buffer): Promise<number> {
-  const res = await timedPut(`${store.endpoint}/${BUCKET}/direct/${randomUUID()}`, { "content-type": "application/pdf", "content-length": String(content.length) }, content);
+  const res = await timedPut(
+    `${store.endpoint}/${BUCKET}/direct/${randomUUID()}`,
+    { "content-type": "application/pdf", "content-length": String(content.length) },
+    content,
+  );
   if (res.status !== 200) throw new Error(`direct PUT -> ${res.status} ${res.body}`);
   return res.seconds;
 }
@@ -132,12 +134,15 @@ async function putDirect(store: ObjectStoreHandle, content: Buffer): Promise<num
 async function putThroughLink(filesOrigin: string, uploadOrigin: string, content: Buffer, digest: string, signAsGateway: boolean): Promise<number> {
   const identity = { kind: "key" as const, key_id: randomUUID(), user_id: randomUUID(), organization_id: randomUUID(), scopes: ["files:write" as const] };
   const body = JSON.stringify({ filename: "bench.pdf", mime_type: "application/pdf", size_bytes: content.length, sha256: digest });
-  const created = await request(`${filesOrigin}/v1/files`, "POST", { "content-type": "application/json", ...signIdentity(SECRET, identity, "POST", "/v1/files") }, Buffer.from(body));
+  const signed = signedCall("gateway", "files", identity, "POST", "/v1/files", body);
+  const created = await request(`${filesOrigin}/v1/files`, "POST", signed.headers, Buffer.from(body));
   if (created.status !== 201) throw new Error(`create -> ${created.status} ${created.body}`);
   const upload = (JSON.parse(created.body) as { upload: { url: string; headers: Record<string, string> } }).upload;
   const p = new URL(upload.url).pathname;
   // Straight to the service, the PUT carries what the gateway would add: the signed anonymous identity.
-  const headers = signAsGateway ? { ...upload.headers, ...signIdentity(SECRET, { kind: "anonymous" }, "PUT", p) } : upload.headers;
+  const headers = signAsGateway
+    ? { ...upload.headers, ...testAuth("gateway").sign({ kind: "anonymous" }, { audience: "files", method: "PUT", path: p, body: UNSIGNED_PAYLOAD }) }
+    : upload.headers;
   const res = await timedPut(uploadOrigin + p, headers, content);
   if (res.status !== 200 || !res.body.includes('"uploaded"')) throw new Error(`upload -> ${res.status} ${res.body}`);
   return res.seconds;
@@ -208,19 +213,6 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = http.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 main().catch((e: unknown) => {
   console.error(e instanceof Error ? e.stack : String(e));
   process.exit(1);
