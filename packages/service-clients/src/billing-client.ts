@@ -24,7 +24,14 @@ export class BillingClient {
     private readonly client: InternalClient,
     private readonly timeoutMs = 10_000,
   ) {
-    this.holdOps = new Batcher((ops) => this.sendHoldOps(ops), { maxBatch: 200, concurrency: 4 });
+    this.holdOps = new Batcher((ops) => this.sendHoldOps(ops), {
+      maxBatch: 200,
+      concurrency: 4,
+      // Billing applies a batch in one transaction: a refusal means none of it happened, so its items may
+      // go again alone. A batch that got no answer may have been applied: each of its operations is
+      // "unknown", never the "not delivered" a second try could see once billing has gone away.
+      splitFailedBatch: (e) => !(e instanceof BillingUnreachable),
+    });
   }
 
   /** Resolves with the hold, which may not be active: a release of its id got there first. */

@@ -35,4 +35,22 @@ describe("Batcher", () => {
     const b = new Batcher<number, number>(async (items) => items.map((i) => (i < 0 ? new Error(`negative ${i}`) : i)));
     await expect(Promise.all([b.submit(1), b.submit(-1).catch((e: Error) => e.message)])).resolves.toEqual([1, "negative -1"]);
   });
+
+  it("rejects every item with the batch's error when the failure is not the items' doing", async () => {
+    let calls = 0;
+    const b = new Batcher<number, number>(
+      async () => {
+        calls++;
+        await Promise.resolve();
+        throw new Error(calls <= 2 ? "answer lost" : "refused at once");
+      },
+      { splitFailedBatch: (e) => (e as Error).message !== "answer lost" },
+    );
+    const first = b.submit(0).catch((e: Error) => e.message);
+    const rest = [1, 2, 3].map((i) => b.submit(i).catch((e: Error) => e.message));
+    expect(await first).toBe("answer lost");
+    // Run again alone, each would have seen "refused at once": what the batch's own call saw stands.
+    expect(await Promise.all(rest)).toEqual(["answer lost", "answer lost", "answer lost"]);
+    expect(calls).toBe(2);
+  });
 });

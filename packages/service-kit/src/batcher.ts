@@ -2,7 +2,9 @@
  * Natural micro-batching: the first item runs at once; items that arrive while a batch is in flight
  * wait for it and then run together as the next batch. A lone request pays no added latency, and under
  * load many requests share one database round trip and one commit. A batch that throws is run again
- * item by item, so one item that cannot be processed fails alone, never its neighbours.
+ * item by item, so one item that cannot be processed fails alone, never its neighbours; unless
+ * `splitFailedBatch` says the failure is not the items' doing (a remote call whose answer was lost:
+ * running its items again would turn "outcome unknown" into whatever the second try saw).
  */
 export class Batcher<I, O> {
   private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
@@ -11,7 +13,7 @@ export class Batcher<I, O> {
   constructor(
     /** Runs one batch; returns one result per item, in order (an Error instance rejects that item only). */
     private readonly run: (items: I[]) => Promise<(O | Error)[]>,
-    private readonly opts: { maxBatch?: number; concurrency?: number } = {},
+    private readonly opts: { maxBatch?: number; concurrency?: number; splitFailedBatch?: (error: unknown) => boolean } = {},
   ) {}
 
   submit(item: I): Promise<O> {
@@ -49,8 +51,8 @@ export class Batcher<I, O> {
         else b.resolve(r as O);
       });
     } catch (e) {
-      if (batch.length === 1) {
-        batch[0]!.reject(e);
+      if (batch.length === 1 || this.opts.splitFailedBatch?.(e) === false) {
+        for (const b of batch) b.reject(e);
         return;
       }
       await Promise.all(batch.map((b) => this.execute([b])));
