@@ -26,7 +26,7 @@ export const GatewayConfig = CommonConfig.extend({
    * How long a verified key is trusted without asking billing again, counted from the start of the
    * lookup. Revocations arrive over RabbitMQ at once; this is how long a revoked key lives without it.
    */
-  KEY_CACHE_TTL_MS: env.int(2000, { min: 0, max: 5000 }),
+  KEY_CACHE_TTL_MS: env.int(4000, { min: 0, max: 5000 }),
   /** Revocation events (`billing.key.revoked`); the gateway serves on without the broker. */
   RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),

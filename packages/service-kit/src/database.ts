@@ -1,5 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
-import { Pool, types } from "pg";
+import { Pool, types, type PoolClient } from "pg";
 
 /** PostgreSQL's `date`: a calendar day, with no time or zone to shift it. */
 const DATE_OID = 1082;
@@ -55,4 +55,52 @@ export async function deleteInChunks(pool: Pool, table: string, where: string, p
     total += rowCount ?? 0;
     if ((rowCount ?? 0) < chunk) return total;
   }
+}
+
+/** Raw statements in Prisma's calling shape, so code written against it runs on pg alone. */
+export interface RawSql {
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+
+export interface RawSqlDb extends RawSql {
+  /** One transaction on one connection; rolled back when `fn` throws. */
+  $transaction<R>(fn: (tx: RawSql) => Promise<R>, options?: { timeout?: number }): Promise<R>;
+}
+
+/**
+ * The pool as a RawSqlDb: what the outbox relay needs, without Prisma's interactive transaction, whose
+ * engine round trips cost more CPU than the relay's own statements (it runs after every paid request).
+ * `timeout` bounds how long the transaction may sit idle between statements (PostgreSQL ends the
+ * session and its locks then), as Prisma's transaction timeout does.
+ */
+export function rawSqlOf(pool: Pool): RawSqlDb {
+  const on = (c: Pool | PoolClient): RawSql => ({
+    async $queryRawUnsafe<T>(query: string, ...values: unknown[]) {
+      return (await c.query(query, values)).rows as T;
+    },
+    async $executeRawUnsafe(query: string, ...values: unknown[]) {
+      return (await c.query(query, values)).rowCount ?? 0;
+    },
+  });
+  return {
+    ...on(pool),
+    async $transaction<R>(fn: (tx: RawSql) => Promise<R>, options: { timeout?: number } = {}): Promise<R> {
+      const client = await pool.connect();
+      let broken: unknown;
+      try {
+        await client.query("BEGIN");
+        if (options.timeout) await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [String(Math.trunc(options.timeout))]);
+        const result = await fn(on(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (e) {
+        await client.query("ROLLBACK").catch((rollbackError: unknown) => (broken = rollbackError));
+        throw e;
+      } finally {
+        // A connection whose rollback failed is in an unknown state: it leaves the pool.
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+  };
 }

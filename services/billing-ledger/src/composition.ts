@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
-import { createInternalAuth, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createHoldOwners, type HoldOwners } from "./adapters/hold-owners.adapter";
 import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./cabinet-services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
@@ -129,7 +129,7 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
   });
 
   const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", logger });
-  const relay = startOutboxRelay({ db, bus, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Billing publishes events (revoked keys, catalog changes) that no queue may be bound to yet.
   registerUnroutedGauge(bus, metrics.registry);
   const consumer = await startHoldCommandConsumer(

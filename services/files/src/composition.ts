@@ -1,7 +1,7 @@
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay } from "@meter/messaging";
-import { busReady, createInternalAuth, databaseReady, Metrics, type InternalAuth, type Logger, type ReadinessCheck } from "@meter/service-kit";
+import { busReady, createInternalAuth, databaseReady, Metrics, rawSqlOf, type InternalAuth, type Logger, type ReadinessCheck } from "@meter/service-kit";
 import type { ObjectStore } from "./adapters/object-store";
 import { PgUploadLocks } from "./adapters/pg-upload-locks";
 import { S3ObjectStore } from "./adapters/s3-object-store";
@@ -87,7 +87,7 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
   const bus = await connectBus({ url: config.RABBITMQ_URL, name: "files", logger });
   // A command queue: declared by its publisher too, so a completion before the worker's first start waits there.
   await bus.declareQueue(CommandQueues.filesVerification);
-  const relay = startOutboxRelay({ db: database.prisma, bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
   const uploadLocks = new PgUploadLocks(config.FILES_DATABASE_URL, logger);
   const policy = { ...policyOf(config), ...overrides.policy };
   const services = createFilesServices({

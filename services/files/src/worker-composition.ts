@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import { connectBus, startOutboxRelay } from "@meter/messaging";
-import { createServiceApp, Metrics } from "@meter/service-kit";
+import { createServiceApp, Metrics, rawSqlOf } from "@meter/service-kit";
 import { ClamavScanner } from "./adapters/clamav-scanner";
 import { S3ObjectStore } from "./adapters/s3-object-store";
 import { readiness, type FilesOverrides } from "./composition";
@@ -33,7 +33,7 @@ export async function composeWorker(config: FilesConfig, overrides: FilesOverrid
   const scanner = new ClamavScanner({ host: config.CLAMD_HOST, port: config.CLAMD_PORT, timeoutMs: config.CLAMD_TIMEOUT_MS });
   const bus = await connectBus({ url: config.RABBITMQ_URL, name: "files-worker", logger });
   // The sweeper re-sends stuck verifications through the outbox.
-  const relay = startOutboxRelay({ db: database.prisma, bus, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   const verification = new VerificationService({ files, store, scanner, clock, logger });
   const consumer = await startVerificationConsumer(bus, verification, logger, {
     prefetch: config.VERIFY_CONCURRENCY,

@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Consumer } from "@meter/messaging";
 import { BillingClient, CatalogCache, FilesClient } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { createApp } from "./app";
@@ -54,7 +54,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
   const billing = new BillingClient(billingHttp);
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
   const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
-  const relay = startOutboxRelay({ db: database.prisma, bus, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Only measure() runs here (headers, page counts): no Tesseract process is ever started by this process.
   const engines = new MediaEngines(createLocalEngines({ ocrProcesses: 1 }));
   const planner = new JobPlanner({ catalog, engines, files: new InputFiles(new FilesClient(filesHttp)), maxInputBytes: config.MEDIA_JOBS_MAX_INPUT_BYTES });

@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay } from "@meter/messaging";
 import { BillingClient, FilesClient } from "@meter/service-clients";
-import { createInternalAuth, createServiceApp, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { jobRetryOf, type MediaJobsConfig } from "./config";
@@ -54,7 +54,7 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   const filesHttp = new InternalClient({ baseUrl: config.FILES_URL, auth, audience: "files" });
   const files = new FilesClient(filesHttp);
   const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
-  const relay = startOutboxRelay({ db: database.prisma, bus, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   const onOutbox = () => relay.kick();
   const runner = new JobRunner({
     repo,

@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus, type Consumer } from "@meter/messaging";
 import { BillingClient, CatalogCache } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
 import { startCatalogChangedConsumer } from "./consumers/catalog-changed.consumer";
@@ -52,7 +52,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const billing = new BillingClient(billingHttp);
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
   const repo = new TextRequestRepository(database.pool);
-  const relay = startOutboxRelay({ db: database.prisma, bus, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   const runner = new TextRunner({
     repo,
     billing,

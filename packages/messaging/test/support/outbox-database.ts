@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { Client, Pool, type PoolClient } from "pg";
-import type { OutboxDb, SqlExecutor } from "../../src";
+import { Client, Pool } from "pg";
+import { rawSqlOf } from "@meter/service-kit";
+import type { OutboxDb } from "../../src";
 
 /** The table as the README's Prisma model creates it (Prisma names the index itself). */
 export const OUTBOX_TABLE_SQL = `
@@ -19,7 +20,7 @@ export const OUTBOX_TABLE_SQL = `
 
 export interface OutboxDatabase {
   pool: Pool;
-  /** The Prisma-shaped handle the relay takes, over pg. */
+  /** The Prisma-shaped handle the relay takes, over pg (as the services give it). */
   db: OutboxDb;
   drop(): Promise<void>;
 }
@@ -36,7 +37,7 @@ export async function createOutboxDatabase(): Promise<OutboxDatabase> {
   await pool.query(OUTBOX_TABLE_SQL);
   return {
     pool,
-    db: pgOutboxDb(pool),
+    db: rawSqlOf(pool),
     async drop() {
       await pool.end();
       await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
@@ -52,37 +53,4 @@ async function admin(sql: string): Promise<void> {
   } finally {
     await client.end();
   }
-}
-
-function executor(queryable: Pool | PoolClient): SqlExecutor {
-  return {
-    async $queryRawUnsafe<T>(query: string, ...values: unknown[]): Promise<T> {
-      const result = await queryable.query(query, values);
-      return result.rows as T;
-    },
-    async $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number> {
-      const result = await queryable.query(query, values);
-      return result.rowCount ?? 0;
-    },
-  };
-}
-
-function pgOutboxDb(pool: Pool): OutboxDb {
-  return {
-    ...executor(pool),
-    async $transaction<R>(fn: (tx: SqlExecutor) => Promise<R>): Promise<R> {
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
-        const result = await fn(executor(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
-  };
 }
