@@ -89,8 +89,8 @@ export function rawSqlOf(pool: Pool): RawSqlDb {
       const client = await pool.connect();
       let broken: unknown;
       try {
-        await client.query("BEGIN");
-        if (options.timeout) await client.query("SELECT set_config('idle_in_transaction_session_timeout', $1, true)", [String(Math.trunc(options.timeout))]);
+        // One round trip: the setting travels with BEGIN (an integer of ours, never input).
+        await client.query(options.timeout ? `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.timeout)}` : "BEGIN");
         const result = await fn(on(client));
         await client.query("COMMIT");
         return result;
