@@ -17,7 +17,7 @@ export const GatewayConfig = CommonConfig.extend({
    * commas, taken in turn, a request never delivered to one being sent to the next (the local
    * two-replica rollout test runs it so).
    */
-  TEXT_URL: env.urlList("http://127.0.0.1:8081"),
+  TEXT_URL: serviceEnv.urlList("text"),
   MEDIA_JOBS_URL: serviceEnv.url("media-jobs"),
   FILES_URL: serviceEnv.url("files"),
   BILLING_LEDGER_URL: serviceEnv.url("billing-ledger"),

@@ -64,9 +64,15 @@ export const env = {
  */
 export const serviceEnv = {
   port: (service: ServiceName) => env.port(ServiceCatalog[service].port),
-  url: (service: ServiceName) => env.url(`http://127.0.0.1:${ServiceCatalog[service].port}`),
+  url: (service: ServiceName) => env.url(localUrl(service)),
+  /** Several endpoints of one service, comma-separated (tried in turn; see the gateway's TEXT_URL). */
+  urlList: (service: ServiceName) => env.urlList(localUrl(service)),
   databaseUrl: (service: ServiceName) => env.url(`postgresql://postgres@127.0.0.1:5432/${defaultDatabaseName(service)}`),
 };
+
+function localUrl(service: ServiceName): string {
+  return `http://127.0.0.1:${ServiceCatalog[service].port}`;
+}
 
 function emptyToUndefined(v: unknown): unknown {
   return v === "" ? undefined : v;

@@ -108,7 +108,6 @@ export const BillingEndpoints = {
   /** Placements, settlements and releases of concurrent requests, in one round trip and one commit. */
   holdOps: endpoint("POST", "/internal/v1/hold-ops", HoldOpsRequest, HoldOpsResponse),
   /** One hold as billing has it (404 when never placed nor released). */
-  hold: endpoint("GET", "/internal/v1/holds/:id", undefined, Hold),
 };
 
 /**

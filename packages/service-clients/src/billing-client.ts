@@ -51,15 +51,6 @@ export class BillingClient {
     return this.holdOps.submit({ op: "release", hold_id: holdId, reason });
   }
 
-  async getHold(holdId: string): Promise<Hold | undefined> {
-    try {
-      return await this.client.send(BillingEndpoints.hold, { params: { id: holdId } }, { timeoutMs: this.timeoutMs });
-    } catch (e) {
-      if (e instanceof InternalHttpError && e.status === 404) return undefined;
-      throw unreachableOr(e);
-    }
-  }
-
   /** The key's holder, or null for a key that is unknown or revoked. */
   async verifyKey(key: string): Promise<KeyIdentity | null> {
     try {

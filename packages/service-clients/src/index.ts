@@ -1,3 +1,4 @@
 export * from "./billing-client";
 export * from "./catalog-cache";
 export * from "./files-client";
+export * from "./hold-audit";

@@ -24,11 +24,8 @@ export function createApp(deps: AppDeps): Express {
   const { services } = deps;
   return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: deps.readiness }, (app) => {
     // Streamed bodies (job results, uploads) are not in the signature; their own checks guard them.
-    app.use(
-      "/internal/v1",
-      requireIdentity(deps.auth, { kinds: ["service"], from: ["media-jobs", "media-jobs-worker"], streamedBody: true }),
-      internalRoutes(services),
-    );
+    app.use("/internal/v1", requireIdentity(deps.auth, { kinds: ["service"], from: ["media-jobs", "media-jobs-worker"], streamedBody: true }));
+    app.use(internalRoutes(services));
     app.use("/v1/uploads", requireIdentity(deps.auth, { kinds: ["anonymous"], from: ["gateway"], streamedBody: true }), uploadRoutes(services));
     app.use(
       "/v1/files",

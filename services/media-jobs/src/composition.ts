@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
-import { connectBus, startOutboxRelay, type Consumer } from "@meter/messaging";
+import { connectBus, startOutboxRelay } from "@meter/messaging";
 import { BillingClient, CatalogCache, FilesClient } from "@meter/service-clients";
 import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { createApp } from "./app";
 import type { MediaJobsConfig } from "./config";
-import { startCatalogChangedConsumer } from "./consumers/catalog-changed.consumer";
 import { createDatabase, type MediaJobsDatabase } from "./db";
 import { createLocalEngines } from "./providers/local";
 import { JobRepository } from "./repositories/job.repository";
@@ -62,12 +61,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
   const reservation = new JobReservation({ repo, billing, logger, onOutbox });
   const queries = new JobQueryService(repo);
 
-  await catalog.refresh().catch((e: unknown) => logger.warn({ err: e }, "catalog not loaded yet; jobs get 503 until it is"));
-  catalog.start();
-  const catalogEvents: Consumer | undefined = await startCatalogChangedConsumer(bus, catalog, logger).catch((e: unknown) => {
-    logger.warn({ err: e }, "not listening for catalog changes; the periodic refresh applies them");
-    return undefined;
-  });
+  await catalog.start({ bus, queue: "media-jobs.catalog-changed" });
 
   const app = createApp({
     auth,
@@ -92,8 +86,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     database,
     catalog,
     async close() {
-      catalog.stop();
-      await catalogEvents?.stop();
+      await catalog.stop();
       await relay.stop();
       await bus.close();
       await engines.close();

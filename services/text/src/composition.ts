@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
-import { connectBus, startOutboxRelay, type Bus, type Consumer } from "@meter/messaging";
+import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
 import { BillingClient, CatalogCache } from "@meter/service-clients";
 import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
-import { startCatalogChangedConsumer } from "./consumers/catalog-changed.consumer";
 import { createDatabase, type TextDatabase } from "./db";
 import { closeUpstreamAgents, createProvider } from "./providers";
 import { TextRequestRepository } from "./repositories/text-request.repository";
@@ -71,12 +70,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     leaseMs: config.TEXT_RECORD_LEASE_MS,
     retentionMs: config.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
   });
-  await catalog.refresh().catch((e: unknown) => logger.warn({ err: e }, "catalog not loaded yet; requests get 503 until it is"));
-  catalog.start();
-  const catalogEvents: Consumer | undefined = await startCatalogChangedConsumer(bus, catalog, logger).catch((e: unknown) => {
-    logger.warn({ err: e }, "not listening for catalog changes; the periodic refresh applies them");
-    return undefined;
-  });
+  await catalog.start({ bus, queue: "text.catalog-changed" });
   await reconciler.start();
 
   const app = createApp({
@@ -114,8 +108,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     catalog,
     workerId,
     async close() {
-      catalog.stop();
-      await catalogEvents?.stop();
+      await catalog.stop();
       await runner.drain(10_000);
       await reconciler.stop();
       await relay.stop();

@@ -1,19 +1,15 @@
 import { Router } from "express";
-import { z } from "zod";
 import { BillingEndpoints, type Hold, type HoldOpResult } from "@meter/contracts";
 import { AppError, onlyFrom, parseInput } from "@meter/service-kit";
 import type { ApiKeyService } from "../services/api-key.service";
 import type { CatalogService } from "../services/catalog.service";
 import type { HoldService } from "../services/hold.service";
-import type { HoldRepository } from "../repositories/hold.repository";
-import { BillingErrors } from "../errors";
 
-const HoldId = z.uuid();
 /** The services that place and resolve holds. */
 const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;
 
-/** What sibling services call (signed service identity only): key checks, the catalog, and holds. */
-export function internalRoutes(deps: { holdReads: HoldRepository; keys: ApiKeyService; catalog: CatalogService; holds: HoldService }): Router {
+/** What sibling services call (signed service identity only): key checks, the catalog, and hold operations. */
+export function internalRoutes(deps: { keys: ApiKeyService; catalog: CatalogService; holds: HoldService }): Router {
   const r = Router();
 
   r.post(BillingEndpoints.verifyKey.path, onlyFrom("gateway"), async (req, res) => {
@@ -29,13 +25,6 @@ export function internalRoutes(deps: { holdReads: HoldRepository; keys: ApiKeySe
     // The batch goes to the database as it came: one transaction, one answer per op.
     const results = (await deps.holds.answer(ops)).map(resultOf);
     res.json({ results });
-  });
-
-  r.get(BillingEndpoints.hold.path, onlyFrom(...HOLDERS), async (req, res) => {
-    const holdId = parseInput(HoldId, req.params.id);
-    const hold = await deps.holdReads.find(holdId);
-    if (!hold) throw BillingErrors.holdNotFound(holdId);
-    res.json(hold);
   });
 
   return r;

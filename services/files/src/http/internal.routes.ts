@@ -1,5 +1,5 @@
 import { Router } from "express";
-import { InternalFileQuery, JobId, StoreJobResultQuery } from "@meter/contracts";
+import { FilesEndpoints, InternalFileQuery, JobId, StoreJobResultQuery } from "@meter/contracts";
 import { AppError, parseInput } from "@meter/service-kit";
 import type { FileService } from "../services/file.service";
 import type { JobResultService } from "../services/job-result.service";
@@ -14,17 +14,17 @@ import { streamedBodyErrors } from "./streamed-body";
 export function internalRoutes(deps: { files: FileService; results: JobResultService }): Router {
   const r = Router();
 
-  r.get("/files/:id", async (req, res) => {
+  r.get(FilesEndpoints.verifiedFile.path, async (req, res) => {
     const { user_id } = parseInput(InternalFileQuery, req.query);
     res.json(await deps.files.getVerified(user_id, fileIdParam(req.params.id)));
   });
 
-  r.get("/files/:id/content", async (req, res) => {
+  r.get(FilesEndpoints.content.path, async (req, res) => {
     const { user_id } = parseInput(InternalFileQuery, req.query);
     await sendContent(req, res, await deps.files.openContent(user_id, fileIdParam(req.params.id)));
   });
 
-  r.put("/job-results/:jobId", async (req, res) => {
+  r.put(FilesEndpoints.storeJobResult.path, async (req, res) => {
     const jobId = parseInput(JobId, req.params.jobId);
     const q = parseInput(StoreJobResultQuery, req.query);
     const length = req.headers["content-length"];

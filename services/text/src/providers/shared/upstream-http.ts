@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from "undici";
-import { trackSending } from "@meter/service-kit";
+import { deliveryOf, trackSending } from "@meter/service-kit";
 import { UpstreamError } from "../provider";
 import { upstreamErrorMessage } from "./error-message";
 
@@ -67,7 +67,8 @@ export async function postUpstreamJson(call: UpstreamPost): Promise<{ status: nu
         ? "the call was aborted"
         : describe(e);
     const message = scrub(`${what}: ${why}`, call.secrets);
-    return new UpstreamError(written ? "unknown" : "not_sent", `${call.vendor}: ${message}`, undefined, { cause: e });
+    // The one rule for "was it delivered?", told what the socket tracking saw.
+    return new UpstreamError(deliveryOf(e, written) === "unknown" ? "unknown" : "not_sent", `${call.vendor}: ${message}`, undefined, { cause: e });
   };
 
   try {
