@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { ServiceCatalog } from "@meter/contracts";
 
 /**
  * `pnpm cabinet <resource> <action> [--flags]`: the account cabinet from a terminal, over the admin API
@@ -134,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function baseUrl(): string {
-  return process.env.METER_URL ?? `http://127.0.0.1:${process.env.GATEWAY_PORT ?? "8080"}`;
+  return process.env.METER_URL ?? `http://127.0.0.1:${process.env.GATEWAY_PORT ?? ServiceCatalog.gateway.port}`;
 }
 
 /** Prints the API's answer; `then` may add to it (a successful answer only). */

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { Client } from "pg";
+import { defaultDatabaseName } from "@meter/contracts";
 import { createDatabase } from "../db";
 import { BooksCheckService, formatBooksReport } from "../services/books-check.service";
 
@@ -10,7 +11,7 @@ import { BooksCheckService, formatBooksReport } from "../services/books-check.se
  */
 async function main(): Promise<number> {
   const { values } = parseArgs({ options: { "databases-like": { type: "string" }, url: { type: "string" } } });
-  const baseUrl = values.url ?? process.env.BILLING_LEDGER_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_billing_ledger";
+  const baseUrl = values.url ?? process.env.BILLING_LEDGER_DATABASE_URL ?? `postgresql://postgres@127.0.0.1:5432/${defaultDatabaseName("billing-ledger")}`;
   const urls = values["databases-like"] ? await databasesLike(baseUrl, values["databases-like"]) : [baseUrl];
   if (urls.length === 0) {
     console.log(`books check: no database matches ${values["databases-like"]}`);
