@@ -1,9 +1,3 @@
-import { defineConfig } from "prisma/config";
+import { prismaConfigFor } from "@meter/db-tools";
 
-export default defineConfig({
-  schema: "prisma/schema.prisma",
-  migrations: { path: "prisma/migrations" },
-  datasource: {
-    url: process.env.MEDIA_JOBS_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_media_jobs",
-  },
-});
+export default prismaConfigFor("media-jobs");

@@ -1,9 +1,3 @@
-import { defineConfig } from "prisma/config";
+import { prismaConfigFor } from "@meter/db-tools";
 
-export default defineConfig({
-  schema: "prisma/schema.prisma",
-  migrations: { path: "prisma/migrations" },
-  datasource: {
-    url: process.env.TEXT_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/meter_text",
-  },
-});
+export default prismaConfigFor("text");

@@ -6,7 +6,7 @@ export const WORKSPACE_ROOT = path.resolve(__dirname, "..", "..", "..");
 const SERVICES_DIR = path.join(WORKSPACE_ROOT, "services");
 
 /** Local PostgreSQL as every machine of this project runs it (trust auth). */
-const LOCAL_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432";
+export const LOCAL_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432";
 
 /** `billing-ledger` -> `billing_ledger`. */
 function serviceSnakeName(serviceDir: string): string {

@@ -2,6 +2,7 @@ export * from "./app-error";
 export * from "./validation";
 export * from "./logger";
 export * from "./batcher";
+export * from "./periodic-pass";
 export * from "./lifecycle";
 export * from "./internal/internal-keys";
 export * from "./internal/nonce-cache";

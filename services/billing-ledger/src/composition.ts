@@ -2,7 +2,7 @@ import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
 import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createHoldOwners, type HoldOwners } from "./adapters/hold-owners.adapter";
-import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./cabinet-services";
+import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./services/cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
 import { createApp } from "./app";
 import type { BillingConfig } from "./config";

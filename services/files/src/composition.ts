@@ -1,22 +1,36 @@
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay } from "@meter/messaging";
-import { busReady, createInternalAuth, databaseReady, Metrics, rawSqlOf, type InternalAuth, type Logger, type ReadinessCheck } from "@meter/service-kit";
+import {
+  busReady,
+  createInternalAuth,
+  createServiceApp,
+  databaseReady,
+  Metrics,
+  rawSqlOf,
+  type InternalAuth,
+  type Logger,
+  type ReadinessCheck,
+} from "@meter/service-kit";
+import { ClamavScanner } from "./adapters/clamav-scanner";
 import type { ObjectStore } from "./adapters/object-store";
 import { PgUploadLocks } from "./adapters/pg-upload-locks";
 import { S3ObjectStore } from "./adapters/s3-object-store";
 import type { UploadLocks } from "./adapters/upload-locks";
 import { createApp } from "./app";
-import { objectStoreOptionsOf, policyOf, uploadSecretOf, type FilesConfig } from "./config";
+import { objectStoreOptionsOf, policyOf, uploadSecretOf, verificationRetryOf, type FilesConfig } from "./config";
+import { startVerificationConsumer } from "./consumers/verification.consumer";
 import { createDatabase, type Db, type FilesDatabase } from "./db";
 import { systemClock, type Clock, type FilesPolicy } from "./policy";
 import { FileRepository } from "./repositories/file.repository";
 import { CompletionService } from "./services/completion.service";
 import { FileService } from "./services/file.service";
 import { JobResultService } from "./services/job-result.service";
+import { RetentionService } from "./services/retention.service";
 import { UploadAttemptService } from "./services/upload-attempt.service";
 import { UploadLinkService } from "./services/upload-link.service";
 import { UploadService } from "./services/upload.service";
+import { VerificationService } from "./services/verification.service";
 
 export interface FilesServices {
   files: FileService;
@@ -70,9 +84,38 @@ export interface FilesComposition {
   close(): Promise<void>;
 }
 
-/** What both files processes need to do any work: their database, the object store and the broker. */
-export function readiness(database: FilesDatabase, store: S3ObjectStore, bus: { isConnected(): boolean }): ReadinessCheck[] {
-  return [databaseReady(database.pool), { name: "object_store", check: () => store.check() }, busReady(bus)];
+export interface FilesWorkerComposition {
+  /** Only /healthz, /readyz and /metrics, for probes and scraping. */
+  app: Express;
+  verification: VerificationService;
+  retention: RetentionService;
+  close(): Promise<void>;
+}
+
+/**
+ * What both files processes stand on: their database, the object store, the broker and the outbox relay
+ * (the API process writes verification commands to it, the worker's sweeper re-sends stuck ones), and
+ * the readiness that follows from them: ready when it can take work.
+ */
+async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: "files" | "files-worker") {
+  const { logger } = overrides;
+  const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
+  const store = new S3ObjectStore(objectStoreOptionsOf(config));
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger });
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
+  const readiness: ReadinessCheck[] = [databaseReady(database.pool), { name: "object_store", check: () => store.check() }, busReady(bus)];
+  return {
+    database,
+    store,
+    bus,
+    relay,
+    readiness,
+    async close() {
+      await relay.stop();
+      await bus.close();
+      await database.close();
+    },
+  };
 }
 
 /**
@@ -82,12 +125,10 @@ export function readiness(database: FilesDatabase, store: S3ObjectStore, bus: { 
  */
 export async function compose(config: FilesConfig, overrides: FilesOverrides): Promise<FilesComposition> {
   const { logger } = overrides;
-  const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
-  const store = new S3ObjectStore(objectStoreOptionsOf(config));
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "files", logger });
+  const shared = await wireShared(config, overrides, "files");
+  const { database, store, bus, relay } = shared;
   // A command queue: declared by its publisher too, so a completion before the worker's first start waits there.
   await bus.declareQueue(CommandQueues.filesVerification);
-  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
   const uploadLocks = new PgUploadLocks(config.FILES_DATABASE_URL, logger);
   const policy = { ...policyOf(config), ...overrides.policy };
   const services = createFilesServices({
@@ -106,7 +147,7 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
     metrics: new Metrics("files"),
     services,
     publicBaseUrl: config.PUBLIC_BASE_URL,
-    readiness: readiness(database, store, bus),
+    readiness: shared.readiness,
   });
   return {
     app,
@@ -117,9 +158,48 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
     async close() {
       // After the server (serve() closes it first): no PUT is streaming any more.
       await uploadLocks.close();
-      await relay.stop();
-      await bus.close();
-      await database.close();
+      await shared.close();
+    },
+  };
+}
+
+/**
+ * The composition root of the files worker: verifies completed uploads from the `files.verification`
+ * queue and runs the retention sweeper. Any number may run; the queue and SKIP LOCKED share the work.
+ * Ready when it can take work: clamd is left out, since while it is down the worker keeps the files
+ * `verifying` and retries, which is its job, not a fault of the worker.
+ */
+export async function composeWorker(config: FilesConfig, overrides: FilesOverrides): Promise<FilesWorkerComposition> {
+  const { logger } = overrides;
+  const clock = overrides.clock ?? systemClock;
+  const shared = await wireShared(config, overrides, "files-worker");
+  const { database, store, bus, relay } = shared;
+  const files = new FileRepository(database.prisma);
+  const scanner = new ClamavScanner({ host: config.CLAMD_HOST, port: config.CLAMD_PORT, timeoutMs: config.CLAMD_TIMEOUT_MS });
+  const verification = new VerificationService({ files, store, scanner, clock, logger });
+  const consumer = await startVerificationConsumer(bus, verification, logger, {
+    prefetch: config.VERIFY_CONCURRENCY,
+    retry: verificationRetryOf(config),
+  });
+  const retention = new RetentionService({
+    files,
+    store,
+    policy: { ...policyOf(config), ...overrides.policy },
+    clock,
+    logger,
+    kickOutbox: () => relay.kick(),
+  });
+  const sweeping = retention.start(config.SWEEP_INTERVAL_MS);
+  const app = createServiceApp({ logger, metrics: new Metrics("files-worker"), readiness: shared.readiness }, () => {});
+  logger.info({ clamd: `${config.CLAMD_HOST}:${config.CLAMD_PORT}`, bucket: config.FILES_BUCKET }, "files worker running");
+  return {
+    app,
+    verification,
+    retention,
+    async close() {
+      await sweeping.stop();
+      await consumer.stop();
+      await shared.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { serve } from "@meter/service-kit";
-import { composeWorker } from "./worker-composition";
+import { composeWorker } from "./composition";
 import { loadConfig } from "./config";
 
 /** The files worker: verification and retention (see composeWorker); its port serves only health and metrics. */

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
-import { connectBus, startOutboxRelay } from "@meter/messaging";
+import { connectBus, startOutboxRelay, type Bus, type OutboxRelay, type QueueSpec } from "@meter/messaging";
 import { BillingClient, CatalogCache, FilesClient } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { createApp } from "./app";
-import type { MediaJobsConfig } from "./config";
+import { jobRetryOf, type MediaJobsConfig } from "./config";
+import { startJobRequestedConsumer } from "./consumers/job-requested.consumer";
 import { createDatabase, type MediaJobsDatabase } from "./db";
 import { createLocalEngines } from "./providers/local";
 import { JobRepository } from "./repositories/job.repository";
@@ -18,7 +19,9 @@ import { JobQueryService } from "./services/job-query.service";
 import { MemberJobsService } from "./services/member-jobs.service";
 import { JobRequestService } from "./services/job-request.service";
 import { JobReservation } from "./services/job-reservation";
+import { JobRunner } from "./services/job-runner";
 import { QuoteService } from "./services/quote.service";
+import { Reconciler } from "./services/reconciler.service";
 
 export interface MediaJobsComposition {
   app: Express;
@@ -27,10 +30,77 @@ export interface MediaJobsComposition {
   close(): Promise<void>;
 }
 
-/** What tests may replace; main.ts passes only the logger. */
+/** What tests may replace; main.ts and worker.ts pass only the logger. */
 export interface MediaJobsOverrides {
   logger: Logger;
   auth?: InternalAuth;
+}
+
+export interface MediaWorkerComposition {
+  /** /healthz, /readyz and /metrics only: nothing is routed to a worker. */
+  app: Express;
+  database: MediaJobsDatabase;
+  runner: JobRunner;
+  reconciler: Reconciler;
+  workerId: string;
+  close(): Promise<void>;
+}
+
+export type MediaWorkerOverrides = MediaJobsOverrides;
+
+/** What both processes build alike: the broker, the database, the signed clients, the job rows and their outbox. */
+interface SharedWiring {
+  bus: Bus;
+  database: MediaJobsDatabase;
+  billing: BillingClient;
+  files: FilesClient;
+  repo: JobRepository;
+  relay: OutboxRelay;
+  onOutbox: () => void;
+  /** The readiness check of the process's own database. */
+  databaseReady: { name: string; check: () => Promise<void> };
+  /** Stops the relay, then closes the bus, the engines, the clients and the database, in that order. */
+  close(engines: MediaEngines): Promise<void>;
+}
+
+/**
+ * The wiring both composition roots share. `name` is the deployable (the bus connection's name), `queues`
+ * the command queues it declares; `auth` signs the calls as that deployable.
+ */
+async function wireShared(
+  config: MediaJobsConfig,
+  logger: Logger,
+  auth: InternalAuth,
+  name: "media-jobs" | "media-jobs-worker",
+  queues: readonly QueueSpec[],
+): Promise<SharedWiring> {
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger });
+  for (const queue of queues) await bus.declareQueue(queue);
+  const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
+    logger.warn({ err }, "an idle database connection was lost"),
+  );
+  const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
+  const filesHttp = new InternalClient({ baseUrl: config.FILES_URL, auth, audience: "files" });
+  const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
+  return {
+    bus,
+    database,
+    billing: new BillingClient(billingHttp),
+    files: new FilesClient(filesHttp),
+    repo,
+    relay,
+    onOutbox: () => relay.kick(),
+    databaseReady: { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
+    async close(engines) {
+      await relay.stop();
+      await bus.close();
+      await engines.close();
+      await billingHttp.close();
+      await filesHttp.close();
+      await database.close();
+    },
+  };
 }
 
 /**
@@ -41,27 +111,17 @@ export interface MediaJobsOverrides {
 export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverrides): Promise<MediaJobsComposition> {
   const { logger } = overrides;
   const auth = overrides.auth ?? createInternalAuth("media-jobs", config);
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "media-jobs", logger });
   // Commands sent before their consumer ever ran must wait in its queue, not be unroutable.
-  await bus.declareQueue(CommandQueues.mediaJobs);
-  await bus.declareQueue(CommandQueues.billingHoldCommands);
-  const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
-    logger.warn({ err }, "an idle database connection was lost"),
-  );
-  const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
-  const filesHttp = new InternalClient({ baseUrl: config.FILES_URL, auth, audience: "files" });
-  const billing = new BillingClient(billingHttp);
+  const shared = await wireShared(config, logger, auth, "media-jobs", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands]);
+  const { database, billing, repo, onOutbox } = shared;
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
-  const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
-  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Only measure() runs here (headers, page counts): no Tesseract process is ever started by this process.
   const engines = new MediaEngines(createLocalEngines({ ocrProcesses: 1 }));
-  const planner = new JobPlanner({ catalog, engines, files: new InputFiles(new FilesClient(filesHttp)), maxInputBytes: config.MEDIA_JOBS_MAX_INPUT_BYTES });
-  const onOutbox = () => relay.kick();
+  const planner = new JobPlanner({ catalog, engines, files: new InputFiles(shared.files), maxInputBytes: config.MEDIA_JOBS_MAX_INPUT_BYTES });
   const reservation = new JobReservation({ repo, billing, logger, onOutbox });
   const queries = new JobQueryService(repo);
 
-  await catalog.start({ bus, queue: "media-jobs.catalog-changed" });
+  await catalog.start({ bus: shared.bus, queue: "media-jobs.catalog-changed" });
 
   const app = createApp({
     auth,
@@ -73,12 +133,10 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     quotes: new QuoteService(planner),
     audit: new HoldAuditService(repo),
     memberJobs: new MemberJobsService(repo),
-    readiness: [
-      // Its own database only: readiness that waited for billing-ledger (the catalog) would take every
-      // replica out of service while billing rolls out. Until the catalog loads (it retries on its own
-      // timer), requests are refused with 503 and nothing reserved.
-      { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
-    ],
+    // Its own database only: readiness that waited for billing-ledger (the catalog) would take every
+    // replica out of service while billing rolls out. Until the catalog loads (it retries on its own
+    // timer), requests are refused with 503 and nothing reserved.
+    readiness: [shared.databaseReady],
   });
 
   return {
@@ -87,12 +145,79 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     catalog,
     async close() {
       await catalog.stop();
-      await relay.stop();
-      await bus.close();
-      await engines.close();
-      await billingHttp.close();
-      await filesHttp.close();
-      await database.close();
+      await shared.close(engines);
+    },
+  };
+}
+
+/**
+ * The composition root of the worker process (the `media-jobs-worker` deployable, scaled on its own):
+ * the engines, warmed before the first job is taken, the consumer of the job queue, and the reconciler.
+ * It signs its calls as itself, so the API process's key never sits beside untrusted input parsing.
+ */
+export async function composeWorker(config: MediaJobsConfig, overrides: MediaWorkerOverrides): Promise<MediaWorkerComposition> {
+  const { logger } = overrides;
+  const auth = overrides.auth ?? createInternalAuth("media-jobs-worker", config);
+  const workerId = randomUUID();
+  const engines = new MediaEngines(createLocalEngines({ ocrProcesses: config.MEDIA_JOBS_OCR_PROCESSES }));
+  // Models loaded and binaries checked before any job is taken: no job pays a start-up cost.
+  const warm = Date.now();
+  await engines.warmUp();
+  logger.info({ ms: Date.now() - warm }, "engines warmed up");
+
+  const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.billingHoldCommands]);
+  const { bus, database, files, repo, onOutbox } = shared;
+  const runner = new JobRunner({
+    repo,
+    engines,
+    inputs: new InputFiles(files),
+    files,
+    logger,
+    workerId,
+    leaseMs: config.MEDIA_JOBS_LEASE_MS,
+    maxAttempts: config.MEDIA_JOBS_MAX_ATTEMPTS,
+    onOutbox,
+  });
+  const reservation = new JobReservation({ repo, billing: shared.billing, logger, onOutbox });
+  const reconciler = new Reconciler(repo, reservation, logger, {
+    workerId,
+    intervalMs: config.RECONCILE_INTERVAL_MS,
+    leaseMs: config.MEDIA_JOBS_LEASE_MS,
+    maxAttempts: config.MEDIA_JOBS_MAX_ATTEMPTS,
+    retentionMs: config.MEDIA_JOBS_RETENTION_DAYS * 86_400_000,
+    onOutbox,
+  });
+  const consumer = await startJobRequestedConsumer(bus, runner, { prefetch: config.MEDIA_JOBS_CONCURRENCY, retry: jobRetryOf(config) });
+  reconciler.start();
+
+  const metrics = new Metrics("media-jobs-worker");
+  const app = createServiceApp(
+    {
+      logger,
+      metrics,
+      readiness: [
+        shared.databaseReady,
+        {
+          name: "broker",
+          check: () => (bus.isConnected() ? Promise.resolve() : Promise.reject(new Error("not connected to RabbitMQ"))),
+        },
+      ],
+    },
+    () => {},
+  );
+  logger.info({ workerId, concurrency: config.MEDIA_JOBS_CONCURRENCY }, "media-jobs worker consuming");
+
+  return {
+    app,
+    database,
+    runner,
+    reconciler,
+    workerId,
+    async close() {
+      reconciler.stop();
+      // Stops new deliveries and waits for the jobs under way, whose messages are then acked.
+      await consumer.stop();
+      await shared.close(engines);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { serve } from "@meter/service-kit";
 import { loadConfig } from "./config";
-import { composeWorker } from "./worker-composition";
+import { composeWorker } from "./composition";
 
 /**
  * The media-jobs worker: runs the jobs of the `media-jobs.jobs` queue and reconciles what crashes leave

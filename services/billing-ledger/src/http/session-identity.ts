@@ -1,7 +1,7 @@
 import type { RequestHandler } from "express";
 import type { Identity, SessionIdentity } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 
 /** The signed-in person behind a cabinet request; the `/cabinet/v1` door lets only sessions in. */
 export function sessionIdentityOf(req: { identity?: Identity }): SessionIdentity {

@@ -1,5 +1,5 @@
 import type { CabinetKey, MemberCreateKeyRequest, SessionIdentity } from "@meter/contracts";
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 import type { ApiKeyDto, ApiKeyService } from "./api-key.service";
 import type { KeyUsageService } from "./key-usage.service";
 import type { MemberScope } from "./member-scope";

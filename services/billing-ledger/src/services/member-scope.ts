@@ -1,5 +1,5 @@
 import type { SessionIdentity } from "@meter/contracts";
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 import type { DirectoryRepository } from "../repositories/directory.repository";
 
 export interface MemberOrganization {

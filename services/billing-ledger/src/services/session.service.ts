@@ -7,7 +7,7 @@ import {
   type SessionIdentity,
   type VerifySessionResponse,
 } from "@meter/contracts";
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 import type { Db } from "../db";
 import type { CabinetSessionRepository, DbClient, SessionRow } from "../repositories/cabinet-session.repository";
 import type { DirectoryRepository } from "../repositories/directory.repository";

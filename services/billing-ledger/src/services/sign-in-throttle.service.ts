@@ -1,4 +1,4 @@
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 import type { SignInFailureRepository } from "../repositories/sign-in-failure.repository";
 
 export interface SignInThrottlePolicy {

@@ -1,5 +1,5 @@
 import { INVITATION_TOKEN_PREFIX, type SessionGrant } from "@meter/contracts";
-import { CabinetErrors } from "../cabinet-errors";
+import { CabinetErrors } from "../errors";
 import type { Db } from "../db";
 import type { CabinetSessionRepository } from "../repositories/cabinet-session.repository";
 import type { InvitationRepository } from "../repositories/invitation.repository";

@@ -6,9 +6,12 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { repoRoot } from "@meter/local-infra";
 import { seedWithCapabilities } from "../services/catalog-seed";
 
-const file = path.resolve(__dirname, "../../../../infra/catalog/models.json");
+// A tool of the checkout (it rewrites a file of the repository), never bundled into an image: the dev
+// package's repoRoot() is the one way the repository root is found.
+const file = path.join(repoRoot(), "infra/catalog/models.json");
 const seed = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
 writeFileSync(file, `${JSON.stringify(seedWithCapabilities(seed), null, 2)}\n`);
 console.log(`capabilities written to ${path.relative(process.cwd(), file)}`);

@@ -2,11 +2,12 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ModelUpsert, type UnitTariff } from "@meter/contracts";
+import { repoRoot } from "@meter/local-infra";
 import { LOCAL_MODEL_IDS, LOCAL_MODELS } from "../providers/local";
 import { seedWithCapabilities } from "./catalog-seed";
 import { capabilitiesOf } from "./model-capabilities";
 
-const seed = JSON.parse(readFileSync(path.resolve(__dirname, "../../../../infra/catalog/models.json"), "utf8")) as Record<string, unknown>;
+const seed = JSON.parse(readFileSync(path.join(repoRoot(), "infra/catalog/models.json"), "utf8")) as Record<string, unknown>;
 
 describe("the catalog seed's built-in media models", () => {
   test("every entry is one the admin API takes", () => {

@@ -1,4 +1,4 @@
-import type { Logger } from "@meter/service-kit";
+import { PeriodicPass, type Logger } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import type { JobRepository } from "../repositories/job.repository";
 import type { JobReservation } from "./job-reservation";
@@ -24,47 +24,45 @@ export interface ReconcilerOptions {
  * Attempts are bounded: a job that has used them all fails, and its hold is released.
  */
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private ticking = false;
-  private lastPurge = 0;
+  private readonly passes: PeriodicPass;
 
   constructor(
     private readonly repo: JobRepository,
     private readonly reservation: JobReservation,
     private readonly logger: Logger,
     private readonly opts: ReconcilerOptions,
-  ) {}
+  ) {
+    this.passes = new PeriodicPass(() => this.moveOnDue(), {
+      name: "reconciler pass",
+      intervalMs: opts.intervalMs,
+      logger,
+      upkeep: { everyMs: 3_600_000, run: () => this.purge() },
+    });
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.opts.intervalMs);
-    this.timer.unref();
+    this.passes.start();
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.passes.stop();
   }
 
   /** One pass; returns how many jobs it moved on. Exposed for tests. */
-  async tick(): Promise<number> {
-    if (this.ticking) return 0;
-    this.ticking = true;
-    try {
-      await this.purgeHourly();
-      let moved = 0;
-      for (const job of await this.repo.due(this.opts.batch ?? 50)) {
-        try {
-          if (await this.reconcile(job)) moved++;
-        } catch (e) {
-          this.logger.error({ err: e, job: job.id }, "could not reconcile a job; trying again next pass");
-        }
+  tick(): Promise<number> {
+    return this.passes.runOnce();
+  }
+
+  private async moveOnDue(): Promise<number> {
+    let moved = 0;
+    for (const job of await this.repo.due(this.opts.batch ?? 50)) {
+      try {
+        if (await this.reconcile(job)) moved++;
+      } catch (e) {
+        this.logger.error({ err: e, job: job.id }, "could not reconcile a job; trying again next pass");
       }
-      return moved;
-    } catch (e) {
-      this.logger.error({ err: e }, "reconciler pass failed");
-      return 0;
-    } finally {
-      this.ticking = false;
     }
+    return moved;
   }
 
   private async reconcile(job: JobRecord): Promise<boolean> {
@@ -122,9 +120,7 @@ export class Reconciler {
     return failed !== undefined;
   }
 
-  private async purgeHourly(): Promise<void> {
-    if (Date.now() - this.lastPurge < 3_600_000) return;
-    this.lastPurge = Date.now();
+  private async purge(): Promise<void> {
     const purged = await this.repo.purge(this.opts.retentionMs);
     if (purged) this.logger.info({ purged }, "purged finished jobs past retention");
   }

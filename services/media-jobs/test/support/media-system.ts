@@ -3,9 +3,10 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Pool } from "pg";
 import type { JobRecord } from "@meter/contracts";
+import { repoRoot } from "@meter/local-infra";
 import { startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
 
-const SEED = path.resolve(__dirname, "../../../../infra/catalog/models.json");
+const SEED = path.join(repoRoot(), "infra/catalog/models.json");
 
 export const OCR_MODEL = "meter-local-ocr";
 export const EDIT_MODEL = "meter-local-image-edit";

@@ -1,22 +1,22 @@
-import type { BillingDatabase } from "./db";
-import { CabinetSessionRepository } from "./repositories/cabinet-session.repository";
-import { DirectoryRepository } from "./repositories/directory.repository";
-import { InvitationRepository } from "./repositories/invitation.repository";
-import { MemberLedgerRepository } from "./repositories/member-ledger.repository";
-import { SignInFailureRepository } from "./repositories/sign-in-failure.repository";
-import { SpendRepository } from "./repositories/spend.repository";
-import type { AccountService } from "./services/account.service";
-import type { ApiKeyService } from "./services/api-key.service";
-import { DirectoryService } from "./services/directory.service";
-import { InvitationService } from "./services/invitation.service";
-import type { KeyUsageService } from "./services/key-usage.service";
-import { MemberKeysService } from "./services/member-keys.service";
-import { MemberLedgerService } from "./services/member-ledger.service";
-import { MemberScope } from "./services/member-scope";
-import { MoneyReportService } from "./services/money-report.service";
-import { SessionService } from "./services/session.service";
-import { SignInThrottle, type SignInThrottlePolicy } from "./services/sign-in-throttle.service";
-import { SignInService } from "./services/sign-in.service";
+import type { BillingDatabase } from "../db";
+import { CabinetSessionRepository } from "../repositories/cabinet-session.repository";
+import { DirectoryRepository } from "../repositories/directory.repository";
+import { InvitationRepository } from "../repositories/invitation.repository";
+import { MemberLedgerRepository } from "../repositories/member-ledger.repository";
+import { SignInFailureRepository } from "../repositories/sign-in-failure.repository";
+import { SpendRepository } from "../repositories/spend.repository";
+import type { AccountService } from "./account.service";
+import type { ApiKeyService } from "./api-key.service";
+import { DirectoryService } from "./directory.service";
+import { InvitationService } from "./invitation.service";
+import type { KeyUsageService } from "./key-usage.service";
+import { MemberKeysService } from "./member-keys.service";
+import { MemberLedgerService } from "./member-ledger.service";
+import { MemberScope } from "./member-scope";
+import { MoneyReportService } from "./money-report.service";
+import { SessionService } from "./session.service";
+import { SignInThrottle, type SignInThrottlePolicy } from "./sign-in-throttle.service";
+import { SignInService } from "./sign-in.service";
 
 /** The web cabinet's rules: sign-in, sessions, invitations, and what members and the operator read. */
 export interface CabinetServices {
