@@ -1,4 +1,5 @@
 import type { HoldAuditRequest, HoldAuditVerdict } from "@meter/contracts";
+import { isUuid } from "@meter/service-kit";
 
 /** What a hold's owner committed for it: still working, settle for an amount, or release. */
 export type OwnedOutcome = { status: "pending" } | { status: "settle"; amount_microrub: number } | { status: "release"; reason: string };
@@ -22,8 +23,4 @@ export async function answerHoldAudit<R extends { id: string; holdId: string }>(
     if (!record || record.holdId !== hold_id) return { hold_id, status: "absent" };
     return { hold_id, ...outcomeOf(record) };
   });
-}
-
-function isUuid(s: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 }

@@ -2,3 +2,4 @@ export * from "./billing-client";
 export * from "./catalog-cache";
 export * from "./files-client";
 export * from "./hold-audit";
+export * from "./hold-placement";

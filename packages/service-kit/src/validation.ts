@@ -33,3 +33,11 @@ function formatPath(path: readonly PropertyKey[]): string {
     .join(".")
     .replace(/\.\[/g, "[");
 }
+
+/**
+ * Whether `s` is a uuid in its textual form, so a lookup by it cannot fail on a uuid column's type: an id
+ * from a path or from someone else's record that is not one simply matches nothing.
+ */
+export function isUuid(s: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+}

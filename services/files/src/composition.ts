@@ -21,7 +21,7 @@ import { createApp } from "./app";
 import { objectStoreOptionsOf, policyOf, uploadSecretOf, verificationRetryOf, type FilesConfig } from "./config";
 import { startVerificationConsumer } from "./consumers/verification.consumer";
 import { createDatabase, type Db, type FilesDatabase } from "./db";
-import { systemClock, type Clock, type FilesPolicy } from "./policy";
+import { systemClock, type Clock, type FilesPolicy } from "./domain/policy";
 import { FileRepository } from "./repositories/file.repository";
 import { CompletionService } from "./services/completion.service";
 import { FileService } from "./services/file.service";

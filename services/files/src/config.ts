@@ -3,7 +3,7 @@ import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 import type { RetryPolicy } from "@meter/messaging";
 import type { S3ObjectStoreOptions } from "./adapters/s3-object-store";
-import { DEFAULT_POLICY, type FilesPolicy } from "./policy";
+import { DEFAULT_POLICY, type FilesPolicy } from "./domain/policy";
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FileRecord } from "@meter/contracts";
 import { FilesErrors } from "../errors";
-import type { Clock, FilesPolicy } from "../policy";
+import type { Clock, FilesPolicy } from "../domain/policy";
 import type { FileRepository, StoredFile } from "../repositories/file.repository";
 import { toFileRecord } from "./file-record";
 import type { UploadAttemptService } from "./upload-attempt.service";

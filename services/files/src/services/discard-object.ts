@@ -1,6 +1,6 @@
 import type { Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
-import type { Clock } from "../policy";
+import type { Clock } from "../domain/policy";
 import type { FileRepository, StoredFile } from "../repositories/file.repository";
 
 /**

@@ -4,7 +4,7 @@ import { UploadMimeType, type CreateFileRequest, type FileDeleted, type FileList
 import type { Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import { FilesErrors } from "../errors";
-import type { Clock, FilesPolicy } from "../policy";
+import type { Clock, FilesPolicy } from "../domain/policy";
 import type { FileRepository, ListCursor, StoredFile } from "../repositories/file.repository";
 import { discardObject } from "./discard-object";
 import { toFileRecord } from "./file-record";

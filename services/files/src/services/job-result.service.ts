@@ -3,7 +3,7 @@ import { ResultMimeType, type FileRecord } from "@meter/contracts";
 import { AppError, type Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import { FilesErrors } from "../errors";
-import type { Clock, FilesPolicy } from "../policy";
+import type { Clock, FilesPolicy } from "../domain/policy";
 import type { FileRepository, StoredFile } from "../repositories/file.repository";
 import { ByteMeter } from "./byte-meter";
 import { toFileRecord } from "./file-record";

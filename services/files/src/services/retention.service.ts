@@ -1,6 +1,6 @@
 import type { Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
-import type { Clock, FilesPolicy } from "../policy";
+import type { Clock, FilesPolicy } from "../domain/policy";
 import type { FileRepository } from "../repositories/file.repository";
 
 export interface RetentionServiceDeps {

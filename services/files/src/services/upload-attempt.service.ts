@@ -4,7 +4,7 @@ import { AppError, type Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import type { UploadLock, UploadLocks } from "../adapters/upload-locks";
 import { FilesErrors } from "../errors";
-import type { Clock, FilesPolicy } from "../policy";
+import type { Clock, FilesPolicy } from "../domain/policy";
 import type { FileRepository, StoredFile } from "../repositories/file.repository";
 
 export interface UploadAttemptServiceDeps {

@@ -2,7 +2,7 @@ import type { Logger } from "@meter/service-kit";
 import { sniffMimeType, SNIFF_BYTES } from "../adapters/file-type-sniffer";
 import type { MalwareScanner } from "../adapters/malware-scanner";
 import type { ObjectStore } from "../adapters/object-store";
-import type { Clock } from "../policy";
+import type { Clock } from "../domain/policy";
 import type { FileRepository, StoredFile, Verdict } from "../repositories/file.repository";
 import { ByteMeter } from "./byte-meter";
 import { discardObject } from "./discard-object";

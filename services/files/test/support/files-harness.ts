@@ -27,7 +27,7 @@ import { S3ObjectStore } from "../../src/adapters/s3-object-store";
 import { compose, type FilesServices } from "../../src/composition";
 import { loadConfig } from "../../src/config";
 import type { Db } from "../../src/db";
-import type { Clock, FilesPolicy } from "../../src/policy";
+import type { Clock, FilesPolicy } from "../../src/domain/policy";
 import { FileRepository } from "../../src/repositories/file.repository";
 import { RetentionService } from "../../src/services/retention.service";
 

@@ -1,5 +1,5 @@
 import { MediaOperation, SCOPE_OF_OPERATION, type KeyIdentity, type ListJobsQuery } from "@meter/contracts";
-import { requireScope } from "@meter/service-kit";
+import { isUuid, requireScope } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
 import type { JobRepository } from "../repositories/job.repository";
@@ -29,8 +29,4 @@ export class JobQueryService {
     }
     return this.repo.listForUser(identity.user_id, operations, query.limit, after);
   }
-}
-
-export function isUuid(s: string): boolean {
-  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Hold, JobErrorCode } from "@meter/contracts";
-import { BillingUnreachable, type BillingClient } from "@meter/service-clients";
+import { placementOf, type BillingClient } from "@meter/service-clients";
 import { AppError, type Logger } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
@@ -44,21 +44,20 @@ export class JobReservation {
   constructor(private readonly deps: ReservationDeps) {}
 
   async reserve(job: JobRecord, placement?: Promise<Hold>): Promise<JobRecord> {
-    let hold: Hold;
-    try {
-      hold = await (placement ?? this.place(job));
-    } catch (e) {
-      if (e instanceof AppError && e.code === "conflict") return this.reserveAnew(job, "its hold id was taken with another amount");
-      if (e instanceof AppError) return this.refuse(job, e);
-      if (e instanceof BillingUnreachable) {
+    const placed = await placementOf(placement ?? this.place(job));
+    switch (placed.kind) {
+      case "id_used_up":
+        return this.reserveAnew(job, placed.why);
+      case "refused":
+        return this.refuse(job, placed.error);
+      case "unreachable":
         // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
-        if (e.delivery === "not_delivered" && job.attempts === 1 && job.holdId === job.id) return this.refuse(job, MediaErrors.billingUnavailable());
-        this.deps.logger.warn({ job: job.id, err: e }, "hold placement outcome unknown; the reconciler places it again");
+        if (placed.error.delivery === "not_delivered" && job.attempts === 1 && job.holdId === job.id) return this.refuse(job, MediaErrors.billingUnavailable());
+        this.deps.logger.warn({ job: job.id, err: placed.error }, "hold placement outcome unknown; the reconciler places it again");
         return job;
-      }
-      throw e;
+      case "held":
+        break;
     }
-    if (hold.status !== "active") return this.reserveAnew(job, `its hold id is already ${hold.status}`);
     const queued = await this.deps.repo.markQueued(job);
     if (!queued) return this.current(job);
     this.deps.onOutbox();

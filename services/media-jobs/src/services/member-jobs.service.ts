@@ -1,8 +1,8 @@
 import { MediaOperation, type ListJobsQuery } from "@meter/contracts";
+import { isUuid } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
 import type { JobRepository } from "../repositories/job.repository";
-import { isUuid } from "./job-query.service";
 
 /**
  * A signed-in member's jobs, for the web cabinet: every job of the user, whichever key made it and

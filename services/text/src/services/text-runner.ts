@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Hold, Provider } from "@meter/contracts";
-import { BillingUnreachable, type BillingClient } from "@meter/service-clients";
+import { placementOf, type BillingClient } from "@meter/service-clients";
 import { AppError, type Logger } from "@meter/service-kit";
 import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
 import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
@@ -97,21 +97,19 @@ export class TextRunner {
     if (r.attempts > this.deps.maxAttempts) return this.giveUp(r, kept);
     if (kept) return this.finish({ record: r, state: "completed", ...kept });
 
-    let hold: Hold;
-    try {
-      hold = await (placement ?? this.place(r));
-    } catch (e) {
-      if (e instanceof AppError && e.code === "conflict") return this.reserveAnew(r, "its hold id was taken with another amount");
-      if (e instanceof AppError) return this.refuse(r, e);
-      if (e instanceof BillingUnreachable) {
+    const placed = await placementOf(placement ?? this.place(r));
+    switch (placed.kind) {
+      case "id_used_up":
+        return this.reserveAnew(r, placed.why);
+      case "refused":
+        return this.refuse(r, placed.error);
+      case "unreachable":
         // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
-        if (e.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
+        if (placed.error.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
         return this.park(r, BILLING_BACKOFF_CAP_MS);
-      }
-      throw e;
+      case "held":
+        break;
     }
-    // Its id was used up before (released unplaced, or settled by a record since purged): hold anew.
-    if (hold.status !== "active") return this.reserveAnew(r, `its hold id is already ${hold.status}`);
 
     const provider = this.deps.providerFor(r.plan.provider);
     let answer: ProviderResult;
