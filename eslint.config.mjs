@@ -61,6 +61,10 @@ export default tseslint.config(
       "@typescript-eslint/await-thenable": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/no-explicit-any": "error",
+      // An import used only as a type is erased by esbuild without being resolved, and the image build
+      // then sees an unresolved workspace import: say `type` where it is one.
+      "@typescript-eslint/consistent-type-imports": ["error", { prefer: "type-imports", fixStyle: "inline-type-imports", disallowTypeAnnotations: false }],
+      "@typescript-eslint/no-import-type-side-effects": "error",
     },
   },
   ...serviceBoundaries,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { endpoint } from "./endpoints";
 import { SessionIdentity } from "./identity";
 import { Microrub } from "./money";
-import { Operation, Scope } from "./scopes";
+import { type Operation, Scope } from "./scopes";
 
 /**
  * The web cabinet (`/cabinet` on the gateway): sign-in of members and the operator, sessions, and what

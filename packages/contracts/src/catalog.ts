@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Microrub } from "./money";
-import { Operation, Unit } from "./scopes";
+import { type Operation, Unit } from "./scopes";
 import { DEPLOYABLES, envPrefix } from "./services";
 
 export const ModelId = z

@@ -1,4 +1,4 @@
-import { AppError } from "./app-error";
+import type { AppError } from "./app-error";
 import { fingerprintOf, idempotencyRecordId, requireIdempotencyKey } from "./idempotency";
 
 const requestIdentity = (keyId: string, endpoint: string, key: string) => idempotencyRecordId("text-request", keyId, endpoint, key);

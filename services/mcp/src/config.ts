@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 
 export const McpConfig = CommonConfig.extend({

@@ -1,4 +1,4 @@
-import { CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
+import { type CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
 import type { Db } from "../db";
 import { BillingErrors } from "../errors";
 import { writeOutboxMessage } from "@meter/messaging";

@@ -1,6 +1,6 @@
 import { writeOutboxMessage } from "@meter/messaging";
 import type { Db } from "../db";
-import { Prisma, type File as FileRow, type FilePurpose, type FileStatus, type RejectionCode } from "../generated/prisma/client";
+import type { Prisma, File as FileRow, FilePurpose, FileStatus, RejectionCode } from "../generated/prisma/client";
 
 /** A file as the rules see it (sizes as numbers: they are bounded by MAX_FILE_BYTES). */
 export interface StoredFile {

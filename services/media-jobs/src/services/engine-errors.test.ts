@@ -1,6 +1,6 @@
 import {
   EngineAbortedError,
-  EngineError,
+  type EngineError,
   EngineUnavailableError,
   InvalidInputError,
   LimitExceededError,

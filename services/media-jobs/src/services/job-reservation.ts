@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Hold, JobErrorCode } from "@meter/contracts";
 import { placementOf, type BillingClient } from "@meter/service-clients";
-import { AppError, type Logger } from "@meter/service-kit";
+import type { AppError, Logger } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
 import type { JobRepository } from "../repositories/job.repository";

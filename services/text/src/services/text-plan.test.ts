@@ -1,5 +1,5 @@
 import type { CatalogModel } from "@meter/contracts";
-import { AppError } from "@meter/service-kit";
+import type { AppError } from "@meter/service-kit";
 import { normalizeMessages, normalizeResponses, planText, type CatalogView } from "./text-plan";
 
 const tariff = { input_microrub_per_1k_tokens: 1_000, output_microrub_per_1k_tokens: 3_000 };

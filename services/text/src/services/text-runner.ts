@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Hold, Provider } from "@meter/contracts";
 import { placementOf, type BillingClient } from "@meter/service-clients";
-import { AppError, type Logger } from "@meter/service-kit";
+import type { AppError, Logger } from "@meter/service-kit";
 import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
 import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
