@@ -49,6 +49,12 @@ const FORWARDED_HEADERS = ["x-forwarded-for", "x-forwarded-port", "x-forwarded-p
 interface Attempt {
   endpoint: number;
   retried: boolean;
+  /** The outgoing request of the current try (http-proxy's error event does not pass it). */
+  proxyReq?: ClientRequest;
+  /** An earlier try may have reached the service: no later failure can prove that nothing was reserved. */
+  mayHaveArrived: boolean;
+  /** The service took longer than proxyTimeout: http-proxy aborted the request (a reset, but not a lost race). */
+  timedOut?: boolean;
   forwarded: Partial<Record<(typeof FORWARDED_HEADERS)[number], string | string[] | undefined>>;
   next: (err?: unknown) => void;
 }
@@ -61,9 +67,11 @@ type AttemptedRequest = IncomingMessage & { [ATTEMPT]?: Attempt };
  * pods), or several replicas' URLs, taken in turn. A request that was never delivered is sent once
  * more, on a new connection to the next endpoint, when its body can be sent again (buffered, or none):
  * a replica that is stopping, or one the balancer has not yet dropped, costs the client nothing. If
- * that fails too: 503, nothing reserved. When the connection breaks after a paid request was sent,
- * money may already be reserved or spent: the answer is 202 pending, and the client retries with the
- * same Idempotency-Key. Any other lost answer is a 503 that does not claim to know what happened.
+ * that fails too: 503, nothing reserved. A paid request whose kept-alive connection was reset before
+ * any answer is sent once more too, under its Idempotency-Key (lostOnReusedConnection). When the
+ * connection breaks otherwise after a paid request was sent, or that second try fails too, money may
+ * already be reserved or spent: the answer is 202 pending, and the client retries with the same
+ * Idempotency-Key. Any other lost answer is a 503 that does not claim to know what happened.
  */
 export function serviceProxy(name: string, targets: string | readonly string[], logger: Logger): RequestHandler {
   const endpoints = typeof targets === "string" ? [targets] : [...targets];
@@ -79,13 +87,20 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
       xfwd: true,
       proxyTimeout: 180_000,
       on: {
-        proxyReq: (proxyReq: ClientRequest, _req, res) => {
+        proxyReq: (proxyReq: ClientRequest, req, res) => {
+          const attempt = (req as AttemptedRequest)[ATTEMPT];
+          if (attempt) {
+            attempt.proxyReq = proxyReq;
+            proxyReq.once("timeout", () => (attempt.timedOut = true));
+          }
           writeBufferedBody(proxyReq, (res as unknown as { locals: Express.Locals }).locals.rawBody);
         },
         error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
           // An event handler: anything thrown here would be uncaught and take the whole gateway down.
           try {
-            if (!retryElsewhere(err, req as AttemptedRequest, resOrSocket)) answerFailure(err, req, resOrSocket, name, logger);
+            if (!retryElsewhere(err, req as AttemptedRequest, resOrSocket)) {
+              answerFailure(err, req, resOrSocket, name, logger, (req as AttemptedRequest)[ATTEMPT]?.mayHaveArrived ?? false);
+            }
           } catch (failure) {
             logger.error({ err: failure, service: name }, "could not answer a failed proxy request");
             resOrSocket.destroy();
@@ -100,14 +115,20 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
     const attempt = req[ATTEMPT];
     const res = resOrSocket as ServerResponse & { locals?: Express.Locals };
     if (!attempt || attempt.retried || typeof res.writeHead !== "function" || res.headersSent) return false;
-    if (!neverDelivered(err) || !(res.locals?.rawBody !== undefined || hasNoBody(req))) return false;
+    const replayable = res.locals?.rawBody !== undefined || hasNoBody(req);
+    const resend = neverDelivered(err) ? replayable : lostOnReusedConnection(err, attempt) && res.locals?.paid === true && res.locals.rawBody !== undefined;
+    if (!resend) return false;
     attempt.retried = true;
+    attempt.mayHaveArrived ||= !neverDelivered(err);
     attempt.endpoint = (attempt.endpoint + 1) % proxies.length;
     for (const header of FORWARDED_HEADERS) {
       if (attempt.forwarded[header] === undefined) delete req.headers[header];
       else req.headers[header] = attempt.forwarded[header] as string;
     }
-    logger.warn({ err, service: name, requestId: (req as { requestId?: string }).requestId }, "request never delivered; sending it once more");
+    const requestId = (req as { requestId?: string }).requestId;
+    if (attempt.mayHaveArrived)
+      logger.warn({ err, service: name, requestId }, "a kept-alive connection broke under a paid request; sending it again under its Idempotency-Key");
+    else logger.warn({ err, service: name, requestId }, "request never delivered; sending it once more");
     void proxies[attempt.endpoint]!(req as never, res as never, attempt.next);
     return true;
   };
@@ -120,9 +141,21 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
     const endpoint = turn;
     turn = (turn + 1) % proxies.length;
     const forwarded = Object.fromEntries(FORWARDED_HEADERS.map((h) => [h, req.headers[h]]));
-    (req as AttemptedRequest)[ATTEMPT] = { endpoint, retried: false, forwarded, next };
+    (req as AttemptedRequest)[ATTEMPT] = { endpoint, retried: false, mayHaveArrived: false, forwarded, next };
     return proxies[endpoint]!(req, res, next);
   };
+}
+
+/**
+ * The connection a request went out on was an idle kept-alive one, and it was reset before any answer:
+ * most often the service closed it (idle, or shutting down) just as the request was written, and never
+ * read it; but it may have. Only a paid request is sent again then, because every paid route requires
+ * an Idempotency-Key: a service that did receive the first one replays its answer, or says it is still
+ * running, and nothing is reserved or charged twice.
+ */
+function lostOnReusedConnection(err: Error, attempt: Attempt): boolean {
+  const code = (err as { code?: unknown }).code;
+  return attempt.proxyReq?.reusedSocket === true && attempt.timedOut !== true && (code === "ECONNRESET" || code === "EPIPE");
 }
 
 /** A request without a body can be sent again as it is; a streamed one (uploads) cannot. */
@@ -150,7 +183,7 @@ function writeBufferedBody(proxyReq: ClientRequest, raw: Buffer | undefined): vo
   }
 }
 
-function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResponse | Socket, name: string, logger: Logger): void {
+function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResponse | Socket, name: string, logger: Logger, mayHaveArrived: boolean): void {
   const res = resOrSocket as ServerResponse & { locals?: Express.Locals };
   if (typeof res.writeHead !== "function" || res.headersSent) {
     // A socket (no HTTP answer possible), or an answer already under way: all that is left is to cut it.
@@ -160,7 +193,7 @@ function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResp
   const requestId = (req as { requestId?: string }).requestId ?? "";
   res.setHeader("x-request-id", requestId);
   res.setHeader("content-type", "application/json");
-  if (neverDelivered(err)) {
+  if (neverDelivered(err) && !mayHaveArrived) {
     logger.warn({ err, requestId, service: name }, "service unavailable");
     sendUnavailable(res, requestId, `the ${name} service is not available; nothing was reserved`);
   } else if (res.locals?.paid) {

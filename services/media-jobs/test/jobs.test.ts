@@ -5,7 +5,18 @@ import type { JobList, JobRecord, MediaQuote } from "@meter/contracts";
 import { signedCall } from "@meter/testing";
 import { characterErrorRate } from "./support/cer";
 import { fixture } from "./support/fixtures";
-import { ANALYSIS_MODEL, EDIT_MODEL, OCR_MODEL, TEXT_MODEL, eventually, startMediaSystem, type HttpAnswer, type MediaSystem } from "./support/media-system";
+import { portraitJpeg } from "./support/generated-inputs";
+import {
+  ANALYSIS_MODEL,
+  DETECTION_MODEL,
+  EDIT_MODEL,
+  OCR_MODEL,
+  TEXT_MODEL,
+  eventually,
+  startMediaSystem,
+  type HttpAnswer,
+  type MediaSystem,
+} from "./support/media-system";
 import { slowOcrJob } from "./support/slow-job";
 
 /**
@@ -15,7 +26,7 @@ import { slowOcrJob } from "./support/slow-job";
  */
 jest.setTimeout(120_000);
 
-const PRICE = { ocr: 200_000, edit: 300_000, analysis: 100_000, character: 20 };
+const PRICE = { ocr: 200_000, edit: 300_000, analysis: 100_000, detection: 400_000, character: 20 };
 const CREDIT = 1_000_000_000;
 
 let s: MediaSystem;
@@ -167,6 +178,22 @@ describe("image editing and analysis", () => {
     };
     expect(document.images[0]).toMatchObject({ format: "png" });
     expect(document.images[1]).toMatchObject({ format: "jpeg", width: 480, height: 640, exif: { Make: "Meter", Model: "Fixture Camera 1" } });
+  });
+
+  test("faces and objects, the second analysis model: a portrait's face and person, billed at that model's own tariff", async () => {
+    const a = await s.sut.account();
+    const id = await s.upload(a.key, await portraitJpeg(), "image/jpeg", "portrait.jpg");
+    const accepted = await s.submit(a.key, "/v1/images/analysis", { model: DETECTION_MODEL, file_ids: [id], settings: { min_confidence: 0.5 } });
+    expect(accepted.status).toBe(202);
+    expect(accepted.json.usage).toEqual({ unit: "image", quantity: 1 });
+    const job = await s.waitForJob(a.key, accepted.json.id);
+    expect(job).toMatchObject({ status: "succeeded", billing: { cost_microrub: PRICE.detection } });
+    const document = JSON.parse((await s.download(a.key, job.result!.file_id)).toString("utf8")) as {
+      min_confidence: number;
+      images: { width: number; height: number; face_count: number; object_counts: Record<string, number> }[];
+    };
+    expect(document.min_confidence).toBe(0.5);
+    expect(document.images).toEqual([expect.objectContaining({ width: 290, height: 300, face_count: 1, object_counts: { person: 1 } })]);
   });
 
   test("an instruction outside the grammar is 400 unsupported_parameter, listing what is supported; nothing is reserved", async () => {

@@ -60,6 +60,15 @@ export async function peoplePhotoJpeg(): Promise<Buffer> {
   return readFile(sheet);
 }
 
+/** One portrait cut from that sheet (290x300 JPEG): one face, one person. */
+export async function portraitJpeg(): Promise<Buffer> {
+  return sharp(await peoplePhotoJpeg())
+    .extract({ left: 165, top: 0, width: 145, height: 150 })
+    .resize(290)
+    .jpeg()
+    .toBuffer();
+}
+
 /**
  * A one-page PDF locked with a user password (standard security handler, RC4 40-bit). Its O and U entries
  * match no password, which is all a reader checks before it asks for one.

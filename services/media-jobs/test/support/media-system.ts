@@ -11,6 +11,7 @@ const SEED = path.join(repoRoot(), "infra/catalog/models.json");
 export const OCR_MODEL = "meter-local-ocr";
 export const EDIT_MODEL = "meter-local-image-edit";
 export const ANALYSIS_MODEL = "meter-local-image-analysis";
+export const DETECTION_MODEL = "meter-local-image-detection";
 export const TEXT_MODEL = "meter-local-text-analysis";
 
 export interface HttpAnswer<T = Record<string, unknown>> {

@@ -1,21 +1,14 @@
-import path from "node:path";
-import sharp from "sharp";
 import { fixture } from "../../../../test/support/fixtures";
+import { portraitJpeg } from "../../../../test/support/generated-inputs";
 import { UnsupportedMediaTypeError } from "../../errors";
 import { createLocalImageDetectionEngine, type ImageDetectionDocument } from "./image-detection.engine";
 
 const engine = createLocalImageDetectionEngine({ limits: { maxFiles: 2 } });
 
-/** A portrait from the sample sheet that ships inside @vladmandic/human (not committed here). */
-async function portrait(): Promise<Buffer> {
-  const sheet = path.join(path.dirname(require.resolve("@vladmandic/human")), "..", "assets", "samples.jpg");
-  return sharp(sheet).extract({ left: 165, top: 0, width: 145, height: 150 }).resize(290).jpeg().toBuffer();
-}
-
 beforeAll(() => engine.warmUp(), 60_000);
 
 test("finds the face and the person in a portrait, with boxes inside the image", async () => {
-  const file = { data: await portrait(), mimeType: "image/jpeg" };
+  const file = { data: await portraitJpeg(), mimeType: "image/jpeg" };
   await expect(engine.measure({ files: [file], settings: {} })).resolves.toEqual({ unit: "image", quantity: 1 });
   const result = await engine.run({ files: [file], settings: {} });
   expect(result).toMatchObject({ unit: "image", quantity: 1, mimeType: "application/json" });

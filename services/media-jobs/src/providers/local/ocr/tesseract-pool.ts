@@ -12,13 +12,15 @@ import { parseTesseractTsv, type Recognition } from "./tsv";
  * stdout: no temporary files.
  *
  * Why a process per page and not a long-lived one (measured here: Tesseract 5.3.0 with Debian's 4.1.0
- * "fast" models in the page cache, 2 cores): a spawn that recognises a tiny image costs ~40 ms of wall time
- * with `rus` and ~110 ms with `eng` or `eng+rus` (mostly loading the model), while one dense A4 page at
- * 300 DPI (40 lines, ~2600 characters) takes ~2.0-2.3 s of CPU whatever the options (`--psm 6`,
- * `tessedit_do_invert=0`, 200 DPI all save under 10 %); start-up is under 5 % of a page. Piping a PGM costs
- * no more than piping a PNG or reading a file. The CLI cannot take several images through one pipe (only
- * a list of file names, i.e. temporary files), so a long-lived process would need the C API through a
- * native addon: not worth 5 %. warmUp() checks the binary and the language data, reads the data files once
+ * "fast" models in the page cache, 2 cores): a spawn that recognises a tiny image costs ~30 ms of CPU
+ * with `rus` and ~100-150 ms with `eng` or `eng+rus` (mostly loading the model), while one dense A4 page
+ * (40 lines, ~2600 characters), scaled to the size the recognizer reads at (text-size.ts), takes
+ * ~1.4-1.8 s; start-up is 5-8 % of a page. `--psm 6`, `tessedit_do_invert=0` and dropping the
+ * dictionaries change nothing measurable. Piping a PGM costs no more than piping a PNG or reading a file.
+ * The CLI cannot take several images through one pipe (only a list of file names, i.e. temporary files),
+ * so a long-lived process would need the C API through a native helper (python3-tesserocr measured
+ * 0.1-0.15 s less per page): a build step and a second runtime in the image for under 8 %.
+ * warmUp() checks the binary and the language data, reads the data files once
  * (so the first job does not wait for the disk) and runs one tiny recognition per language set.
  */
 export interface TesseractPoolOptions {
@@ -64,7 +66,8 @@ export class TesseractPool {
     await this.acquire(options.signal);
     try {
       throwIfAborted(options.signal);
-      const args = ["stdin", "stdout", "-l", options.languages, "--dpi", String(Math.round(options.dpi)), "--psm", "3", "tsv"];
+      // Tesseract ignores a resolution under 70 and guesses one instead.
+      const args = ["stdin", "stdout", "-l", options.languages, "--dpi", String(Math.max(70, Math.round(options.dpi))), "--psm", "3", "tsv"];
       const { stdout } = await this.exec(args, image, options.signal);
       return parseTesseractTsv(stdout);
     } finally {

@@ -1,0 +1,85 @@
+/**
+ * How tall the lines of text on a page are, read from the ink alone, so a page can be handed to Tesseract
+ * at the size its recognizer works at rather than at the size it was scanned at.
+ *
+ * Why: Tesseract's LSTM scales every text line it finds to the network's input height (36 px for the
+ * "fast" models) before reading it, so the pixels a 300 DPI scan has beyond that buy no accuracy; they
+ * only make the layout analysis (thresholding, connected components, line finding) slower, and that is
+ * about a third of a dense page's time.
+ *
+ * The estimate looks at vertical strips of the page (narrow enough that a slight skew does not merge
+ * lines): in each, a run of rows that hold ink between two rows that hold none is one line's ink. Its
+ * median is about the height from the top of the ascenders to the baseline: 38-39 px for 12 pt text at
+ * 300 DPI, 24-29 px for 8 pt. It answers only when many runs agree; anything else (a photo, a form, white
+ * on black, lines so tight they touch) gives `undefined`, and the page is read at its own size: slower,
+ * never worse.
+ *
+ * Measured here on generated A4 pages (12 pt and 8 pt, English and Russian, clean and with 5 %
+ * salt-and-pepper noise, after the median filter), by that measure: lines 12-20 px tall were read with
+ * 0.00-0.07 % character errors, as at 300 DPI; the first errors that count (0.1-0.24 %) came at 9-10 px.
+ * Scaled to 20 px, a dense 12 pt page costs Tesseract 30 % less CPU.
+ */
+
+/** Height of a line's ink (ascenders to baseline) after scaling, twice the size where errors began. */
+export const OCR_LINE_HEIGHT_PX = 20;
+/** Never shrink a page more than this, whatever the estimate. */
+export const OCR_MIN_SCALE = 0.4;
+
+const STRIPS = 8;
+/** A grey level darker than this is ink. */
+const INK_BELOW = 128;
+/** Runs shorter than this are rules, underlines or specks, not lines of text. */
+const MIN_RUN_PX = 6;
+/** How many line runs it takes to trust the estimate, and how many of them must lie near the median. */
+const MIN_RUNS = 12;
+const AGREEING_SHARE = 0.6;
+
+/**
+ * The median ink height in pixels of the text lines on an 8-bit grey page (row-major, one byte per
+ * pixel), or undefined when the page does not look like lines of text. The page need not be filtered
+ * first: speckle is single pixels, and a row counts as ink only with clearly more strokes than the
+ * strip's emptiest rows (a grey paper texture). Rows with a few thin strokes only may then read as
+ * blank, which makes the estimate smaller, never larger: a page is scaled down less, not more.
+ */
+export function estimateTextLineHeight(grey: Uint8Array, width: number, height: number): number | undefined {
+  const stripWidth = Math.max(32, Math.round(width / 10));
+  if (width < stripWidth * 2 || height < MIN_RUN_PX * 4) return undefined;
+  const runs: number[] = [];
+  const counts = new Uint16Array(height);
+  for (let strip = 0; strip < STRIPS; strip++) {
+    // Strips spread over the middle 80 % of the width, where the text of most layouts is.
+    const x0 = Math.round(width * 0.1 + ((width * 0.8 - stripWidth) * strip) / (STRIPS - 1));
+    for (let y = 0; y < height; y++) {
+      const row = y * width + x0;
+      let ink = 0;
+      // Ink is two dark pixels side by side: a stroke, not a scanner's single-pixel speckle.
+      for (let x = row; x < row + stripWidth; x++) if (grey[x]! < INK_BELOW && grey[x + 1]! < INK_BELOW) ink++;
+      counts[y] = ink;
+    }
+    const floor = [...counts].sort((a, b) => a - b)[Math.floor(height * 0.1)]!;
+    const threshold = floor * 2 + 3;
+    let run = 0;
+    let afterBlank = false;
+    for (let y = 0; y < height; y++) {
+      if (counts[y]! >= threshold) {
+        run++;
+        continue;
+      }
+      // A run that touches the top or bottom edge may be cut: only runs with a blank row on both sides count.
+      if (afterBlank && run >= MIN_RUN_PX) runs.push(run);
+      run = 0;
+      afterBlank = true;
+    }
+  }
+  if (runs.length < MIN_RUNS) return undefined;
+  runs.sort((a, b) => a - b);
+  const median = runs[runs.length >> 1]!;
+  const agreeing = runs.filter((h) => h >= median * 0.7 && h <= median * 1.3).length;
+  return agreeing >= runs.length * AGREEING_SHARE ? median : undefined;
+}
+
+/** The factor (<= 1) a page is scaled by before OCR so its lines are about OCR_LINE_HEIGHT_PX tall. */
+export function ocrScale(lineHeight: number | undefined): number {
+  if (lineHeight === undefined || lineHeight <= OCR_LINE_HEIGHT_PX) return 1;
+  return Math.max(OCR_MIN_SCALE, OCR_LINE_HEIGHT_PX / lineHeight);
+}
