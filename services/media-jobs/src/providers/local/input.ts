@@ -1,6 +1,6 @@
 import sharp, { type SharpOptions } from "sharp";
-import { InvalidInputError, LimitExceededError, UnsupportedMediaTypeError } from "../errors";
-import type { InputFile } from "../provider";
+import { InvalidInputError, LimitExceededError, UnsupportedMediaTypeError, throwIfAborted } from "../errors";
+import type { InputFile, RunOptions } from "../provider";
 
 export const IMAGE_MIME_TYPES = ["image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif"] as const;
 export const PDF_MIME_TYPE = "application/pdf";
@@ -69,4 +69,26 @@ export async function decoding<T>(fileIndex: number | undefined, work: () => Pro
     const which = fileIndex === undefined ? "the image" : `file ${fileIndex}`;
     throw new InvalidInputError(`${which} could not be processed: ${(error as Error).message}`, { file_index: fileIndex }, { cause: error });
   }
+}
+
+/**
+ * Runs `work` on each image in order, one at a time: each file checked against `accepted` first, the run
+ * stopped between images when `signal` aborts, and progress reported per image (done = 0 first).
+ */
+export async function eachImage<T>(
+  files: readonly InputFile[],
+  accepted: readonly string[],
+  { signal, onProgress }: RunOptions,
+  work: (file: InputFile, index: number) => Promise<T>,
+): Promise<T[]> {
+  const total = files.length;
+  onProgress?.({ done: 0, total, unit: "image" });
+  const results: T[] = [];
+  for (const [index, file] of files.entries()) {
+    throwIfAborted(signal);
+    assertAccepted(file, accepted, index);
+    results.push(await work(file, index));
+    onProgress?.({ done: index + 1, total, unit: "image" });
+  }
+  return results;
 }

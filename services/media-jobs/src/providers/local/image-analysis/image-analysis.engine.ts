@@ -1,9 +1,9 @@
 import exifr from "exifr";
 import sharp from "sharp";
-import { throwIfAborted } from "../../errors";
 import type { EngineResult, ImageAnalysisEngine, ImageAnalysisRequest, InputFile, Quantity, RunOptions } from "../../provider";
-import { IMAGE_MIME_TYPES, assertAccepted, assertFileCount, decoding, imageHeader, sharpInput } from "../input";
+import { IMAGE_MIME_TYPES, assertAccepted, assertFileCount, eachImage, decoding, imageHeader, sharpInput } from "../input";
 import { dHash, dominantColours, laplacianVariance, type DominantColour } from "./image-measures";
+import { jsonResult } from "../json-result";
 
 export const IMAGE_ANALYSIS_ACCEPTED_TYPES: readonly string[] = IMAGE_MIME_TYPES;
 
@@ -66,25 +66,10 @@ export function createLocalImageAnalysisEngine(options: { limits: LocalImageAnal
   }
 
   async function run(request: ImageAnalysisRequest, runOptions: RunOptions = {}): Promise<EngineResult> {
-    const { signal, onProgress } = runOptions;
     assertFileCount(request.files, limits.maxFiles);
-    const total = request.files.length;
-    onProgress?.({ done: 0, total, unit: "image" });
-    const images: ImageAnalysis[] = [];
-    for (const [index, file] of request.files.entries()) {
-      throwIfAborted(signal);
-      assertAccepted(file, IMAGE_ANALYSIS_ACCEPTED_TYPES, index);
-      images.push(await analyse(file, index));
-      onProgress?.({ done: index + 1, total, unit: "image" });
-    }
+    const images = await eachImage(request.files, IMAGE_ANALYSIS_ACCEPTED_TYPES, runOptions, analyse);
     const document: ImageAnalysisDocument = { object: "image_analysis_result", images };
-    return {
-      unit: "image",
-      quantity: images.length,
-      data: Buffer.from(JSON.stringify(document)),
-      mimeType: "application/json",
-      filename: "image-analysis.json",
-    };
+    return jsonResult("image", images.length, document, "image-analysis.json");
   }
 
   return {

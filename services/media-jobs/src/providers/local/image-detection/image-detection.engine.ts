@@ -1,8 +1,8 @@
 import sharp from "sharp";
-import { throwIfAborted } from "../../errors";
 import type { EngineResult, ImageAnalysisEngine, ImageAnalysisRequest, InputFile, Quantity, RunOptions } from "../../provider";
-import { IMAGE_MIME_TYPES, assertAccepted, assertFileCount, decoding, imageHeader, sharpInput } from "../input";
+import { IMAGE_MIME_TYPES, assertAccepted, assertFileCount, eachImage, decoding, imageHeader, sharpInput } from "../input";
 import { detect, loadHumanDetector, type Box } from "./human-detector";
+import { jsonResult } from "../json-result";
 
 export const IMAGE_DETECTION_ACCEPTED_TYPES: readonly string[] = IMAGE_MIME_TYPES;
 export const DEFAULT_MIN_CONFIDENCE = 0.4;
@@ -80,31 +80,16 @@ export function createLocalImageDetectionEngine(options: { limits: { maxFiles: n
   }
 
   async function run(request: ImageAnalysisRequest, runOptions: RunOptions = {}): Promise<EngineResult> {
-    const { signal, onProgress } = runOptions;
     assertFileCount(request.files, limits.maxFiles);
     const minConfidence = request.settings.min_confidence ?? DEFAULT_MIN_CONFIDENCE;
-    const total = request.files.length;
-    onProgress?.({ done: 0, total, unit: "image" });
-    const images: ImageDetection[] = [];
-    for (const [index, file] of request.files.entries()) {
-      throwIfAborted(signal);
-      assertAccepted(file, IMAGE_DETECTION_ACCEPTED_TYPES, index);
-      images.push(await detectOne(file, index, minConfidence));
-      onProgress?.({ done: index + 1, total, unit: "image" });
-    }
+    const images = await eachImage(request.files, IMAGE_DETECTION_ACCEPTED_TYPES, runOptions, (file, index) => detectOne(file, index, minConfidence));
     const document: ImageDetectionDocument = {
       object: "image_detection_result",
       detectors: "BlazeFace (faces), CenterNet COCO (objects); @vladmandic/human on TensorFlow.js WASM",
       min_confidence: minConfidence,
       images,
     };
-    return {
-      unit: "image",
-      quantity: images.length,
-      data: Buffer.from(JSON.stringify(document)),
-      mimeType: "application/json",
-      filename: "image-detection.json",
-    };
+    return jsonResult("image", images.length, document, "image-detection.json");
   }
 
   return {

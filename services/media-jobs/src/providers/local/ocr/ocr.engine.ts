@@ -5,6 +5,7 @@ import { IMAGE_MIME_TYPES, PDF_MIME_TYPE, assertAccepted, assertFileCount, decod
 import { PdfDocument, countPdfPages } from "./pdf-document";
 import { TesseractPool } from "./tesseract-pool";
 import { estimateTextLineHeight, ocrScale } from "./text-size";
+import { jsonResult } from "../json-result";
 
 export const OCR_ACCEPTED_TYPES: readonly string[] = [...IMAGE_MIME_TYPES, PDF_MIME_TYPE];
 
@@ -162,13 +163,7 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
       if (failure !== undefined) throw failure;
 
       const document = resultDocument(pages, languages);
-      return {
-        unit: "page",
-        quantity: pages.length,
-        data: Buffer.from(JSON.stringify(document)),
-        mimeType: "application/json",
-        filename: "ocr.json",
-      };
+      return jsonResult("page", pages.length, document, "ocr.json");
     } finally {
       await Promise.all(opened.map((pdf) => pdf.destroy().catch(() => undefined)));
     }

@@ -16,6 +16,7 @@ import {
   type SentimentResult,
   type TextStatistics,
 } from "./text-tasks";
+import { jsonResult } from "../json-result";
 
 export const TEXT_ANALYSIS_TASKS = [
   "language",
@@ -128,13 +129,7 @@ export function createLocalTextAnalysisEngine(options: { limits: LocalTextAnalys
       }
       onProgress?.({ done: index + 1, total: tasks.length, unit: "task" });
     }
-    return {
-      unit: "character",
-      quantity: characters,
-      data: Buffer.from(JSON.stringify(document)),
-      mimeType: "application/json",
-      filename: "text-analysis.json",
-    };
+    return jsonResult("character", characters, document, "text-analysis.json");
   }
 
   return {
