@@ -5,6 +5,7 @@ import { Amount } from "../../components/amount";
 import { DateTime } from "../../components/date-time";
 import { Layout } from "../../components/layout";
 import { Done, ErrorNotice } from "../../components/notice";
+import { OrganizationSelect } from "../../components/organization-select";
 import { useLoad } from "../../components/use-load";
 import { exactRubles, parseRubles } from "../../lib/money";
 import { useSession } from "../../session";
@@ -96,13 +97,7 @@ function CreditForm({ orgs, onDone }: { orgs: AdminOrganization[]; onDone: () =>
       <h2 id="credit-heading">Credit an organization</h2>
       <label>
         Organization
-        <select value={org} onChange={(e) => setOrg(e.currentTarget.value)} required>
-          {orgs.map((o) => (
-            <option key={o.id} value={o.id}>
-              {o.name}
-            </option>
-          ))}
-        </select>
+        <OrganizationSelect orgs={orgs} value={org} onChange={setOrg} />
       </label>
       <label>
         Amount, ₽
@@ -175,13 +170,7 @@ function AddMemberForm({ orgs, users, onDone }: { orgs: AdminOrganization[]; use
       </label>
       <label>
         Organization
-        <select value={org} onChange={(e) => setOrg(e.currentTarget.value)} required>
-          {orgs.map((o) => (
-            <option key={o.id} value={o.id}>
-              {o.name}
-            </option>
-          ))}
-        </select>
+        <OrganizationSelect orgs={orgs} value={org} onChange={setOrg} />
       </label>
       <ErrorNotice error={error} />
       {done && <Done>{done}</Done>}

@@ -6,6 +6,7 @@ import { CopyButton } from "../../components/copy-button";
 import { DateTime } from "../../components/date-time";
 import { Layout } from "../../components/layout";
 import { ErrorNotice } from "../../components/notice";
+import { OrganizationSelect } from "../../components/organization-select";
 import { useLoad } from "../../components/use-load";
 import { useSession } from "../../session";
 
@@ -121,14 +122,7 @@ function InviteForm({ orgs, onDone }: { orgs: AdminOrganization[]; onDone: () =>
         </label>
         <label>
           Add to organization (optional)
-          <select value={org} onChange={(e) => setOrg(e.currentTarget.value)}>
-            <option value="">None</option>
-            {orgs.map((o) => (
-              <option key={o.id} value={o.id}>
-                {o.name}
-              </option>
-            ))}
-          </select>
+          <OrganizationSelect orgs={orgs} value={org} onChange={setOrg} none="None" />
         </label>
         <ErrorNotice error={error} />
         <button type="submit" class="primary">
