@@ -176,6 +176,7 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
     workerId,
     leaseMs: config.MEDIA_JOBS_LEASE_MS,
     maxAttempts: config.MEDIA_JOBS_MAX_ATTEMPTS,
+    stallTimeoutMs: config.MEDIA_JOBS_STALL_TIMEOUT_MS,
     onOutbox,
   });
   const reservation = new JobReservation({ repo, billing: shared.billing, logger, onOutbox });

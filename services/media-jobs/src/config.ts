@@ -32,6 +32,8 @@ export const MediaJobsConfig = CommonConfig.extend({
   MEDIA_JOBS_MAX_ATTEMPTS: env.int(3, { min: 1, max: 20 }),
   /** A running job's lease, renewed every third of it while it runs; a dead worker's job is taken up after it. */
   MEDIA_JOBS_LEASE_MS: env.int(30_000, { min: 1_000 }),
+  /** A running job whose engine reports no progress (a page, an image, a step) for this long fails, its hold released. */
+  MEDIA_JOBS_STALL_TIMEOUT_MS: env.int(300_000, { min: 100 }),
   /** A queued job that no worker has taken this long has its message sent again (a lost or dead-lettered one). */
   MEDIA_JOBS_REQUEUE_AFTER_MS: env.int(300_000, { min: 1_000 }),
   /** Deliveries of one job message whose handling failed (database or broker trouble) before it is dead-lettered. */

@@ -56,7 +56,7 @@ const hold = (id: string, status: Hold["status"]): Hold => ({
 });
 
 /** The repository as the reservation uses it, recording what it was asked to do to the one job. */
-function harness(placements: ((req: PlaceHoldRequest) => Promise<Hold>)[]) {
+function harness(placements: ((req: PlaceHoldRequest) => Promise<Hold>)[], options: { takenOver?: JobRecord } = {}) {
   const calls = { queued: 0, forgotten: 0, finished: [] as FinalOutcome[], moved: [] as string[], released: [] as string[], placed: [] as string[], outbox: 0 };
   let current: JobRecord | undefined;
   const repo = {
@@ -67,6 +67,10 @@ function harness(placements: ((req: PlaceHoldRequest) => Promise<Hold>)[]) {
     },
     forget: () => {
       calls.forgotten++;
+      if (options.takenOver) {
+        current = options.takenOver;
+        return Promise.resolve(false);
+      }
       current = undefined;
       return Promise.resolve(true);
     },
@@ -114,6 +118,13 @@ describe("JobReservation", () => {
     const { reservation, calls } = harness([() => Promise.reject(new AppError("insufficient_balance", "no money"))]);
     await expect(reservation.reserve(reservingJob())).rejects.toEqual(expect.any(Refused));
     expect(calls).toMatchObject({ queued: 0, forgotten: 1, released: [], finished: [] });
+  });
+
+  test("a refusal whose job the reconciler took over meanwhile is not told to the client: it gets the job as it stands", async () => {
+    const takenOver = reservingJob({ attempts: 2, ownerId: "5b0c4e52-6f0d-4a39-8d7e-0c1b2a3d4e5f" });
+    const { reservation, calls } = harness([() => Promise.reject(new AppError("insufficient_balance", "no money"))], { takenOver });
+    await expect(reservation.reserve(reservingJob())).resolves.toEqual(takenOver);
+    expect(calls).toMatchObject({ forgotten: 1, finished: [], queued: 0 });
   });
 
   test("a refusal on a later attempt fails the job, whose client has seen it, and releases its hold id", async () => {

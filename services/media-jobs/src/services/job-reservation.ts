@@ -102,7 +102,9 @@ export class JobReservation {
         return job;
       }
     }
-    await this.deps.repo.forget(job);
+    // The reconciler took the job over meanwhile (this attempt ran past its lease) and places the hold
+    // again itself: the client must not be told "refused" of a job that may yet run and be charged.
+    if (!(await this.deps.repo.forget(job))) return this.current(job);
     throw new Refused(error);
   }
 

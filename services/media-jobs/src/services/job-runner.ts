@@ -3,7 +3,7 @@ import type { Logger } from "@meter/service-kit";
 import { InputFileRefused, type InputFiles } from "../adapters/input-files.adapter";
 import type { MediaEngines } from "../adapters/media-engines.adapter";
 import type { FinalOutcome, JobRecord, StoredError } from "../domain/job-record";
-import { EngineAbortedError } from "../providers/errors";
+import { EngineAbortedError, EngineUnavailableError } from "../providers/errors";
 import type { EngineResult, Progress } from "../providers/provider";
 import type { JobRepository } from "../repositories/job.repository";
 import { isEngineError, jobErrorOf } from "./engine-errors";
@@ -20,6 +20,8 @@ export interface RunnerDeps {
   leaseMs: number;
   /** Runs a job may start before it fails and its hold is released. */
   maxAttempts: number;
+  /** A run whose engine reports no progress for this long fails (model_unavailable), its hold released. */
+  stallTimeoutMs: number;
   /** Wakes the outbox relay after a commit that wrote a message. */
   onOutbox: () => void;
   /** Progress is written at most this often (and once at the end). */
@@ -44,7 +46,9 @@ export class JobInterrupted extends Error {
  *           --(this worker died)--------------------------> the lease runs out; the reconciler queues it again
  *
  * A job that has started `maxAttempts` runs without finishing fails, its hold released. The lease is
- * renewed while the job runs; a worker that finds its lease gone stops the run (another may have it).
+ * renewed while the job runs; a worker that finds its lease gone stops the run (another may have it). An
+ * engine that reports no progress for `stallTimeoutMs` is given up on: the job fails, its hold released,
+ * rather than hold money for as long as the worker lives.
  * The result is stored through the files service under the job's id, so a second run of the same job
  * gets the first run's file instead of a second one.
  */
@@ -66,16 +70,27 @@ export class JobRunner {
   private async run(job: JobRecord): Promise<void> {
     const lease = new LeaseKeeper(this.deps.repo, job, this.deps.leaseMs, this.deps.logger);
     const progress = new ProgressWriter(this.deps.repo, job, this.deps.progressIntervalMs ?? 250, this.deps.logger);
+    let stall: StallWatch | undefined;
     try {
       let result: EngineResult;
       try {
         const files = await Promise.all(job.plan.files.map((file) => this.deps.inputs.read(job.userId, file)));
         const { settings, input, edit } = job.plan;
-        result = await this.deps.engines.run(
-          job.plan.engine,
-          job.operation,
-          { files, settings, ...(input !== undefined ? { input } : {}), ...(edit ? { edit } : {}) },
-          { signal: lease.signal, onProgress: (p) => progress.report(p) },
+        stall = new StallWatch(this.deps.stallTimeoutMs);
+        const watch = stall;
+        result = await watch.race(
+          this.deps.engines.run(
+            job.plan.engine,
+            job.operation,
+            { files, settings, ...(input !== undefined ? { input } : {}), ...(edit ? { edit } : {}) },
+            {
+              signal: AbortSignal.any([lease.signal, watch.signal]),
+              onProgress: (p) => {
+                watch.poke();
+                progress.report(p);
+              },
+            },
+          ),
         );
         lease.check();
       } catch (e) {
@@ -86,6 +101,7 @@ export class JobRunner {
       await progress.settle();
       await this.succeed(job, result, progress.last);
     } finally {
+      stall?.stop();
       lease.stop();
     }
   }
@@ -162,6 +178,46 @@ export class JobRunner {
 
 function failure(job: JobRecord, error: StoredError): FinalOutcome {
   return { job, state: "failed", error, releaseReason: `job failed (${error.code}); nothing charged` };
+}
+
+/**
+ * Gives up on an engine that has reported no progress for `timeoutMs`: `race` rejects with
+ * EngineUnavailableError (a final failure: the job fails, its hold released) and the engine is told to
+ * stop through `signal`. An engine that ignores it runs on unheeded; its outcome is dropped.
+ */
+class StallWatch {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private giveUp: ((error: Error) => void) | undefined;
+
+  constructor(private readonly timeoutMs: number) {
+    this.poke();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The engine made progress: the clock starts again. */
+  poke(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      const error = new EngineUnavailableError(`the engine made no progress for ${Math.round(this.timeoutMs / 1000)} s; nothing was charged`);
+      this.giveUp?.(error);
+      this.controller.abort(error);
+    }, this.timeoutMs);
+    this.timer.unref();
+  }
+
+  race<T>(work: Promise<T>): Promise<T> {
+    // Once given up on, the engine's own late outcome has no one to hear it.
+    work.catch(() => undefined);
+    return Promise.race([work, new Promise<never>((_resolve, reject) => (this.giveUp = reject))]);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
 }
 
 /**
