@@ -70,23 +70,21 @@ export class JobRunner {
   private async run(job: JobRecord): Promise<void> {
     const lease = new LeaseKeeper(this.deps.repo, job, this.deps.leaseMs, this.deps.logger);
     const progress = new ProgressWriter(this.deps.repo, job, this.deps.progressIntervalMs ?? 250, this.deps.logger);
-    let stall: StallWatch | undefined;
+    const stall = new StallWatch(this.deps.stallTimeoutMs);
     try {
       let result: EngineResult;
       try {
         const files = await Promise.all(job.plan.files.map((file) => this.deps.inputs.read(job.userId, file)));
         const { settings, input, edit } = job.plan;
-        stall = new StallWatch(this.deps.stallTimeoutMs);
-        const watch = stall;
-        result = await watch.race(
+        result = await stall.race(
           this.deps.engines.run(
             job.plan.engine,
             job.operation,
             { files, settings, ...(input !== undefined ? { input } : {}), ...(edit ? { edit } : {}) },
             {
-              signal: AbortSignal.any([lease.signal, watch.signal]),
+              signal: AbortSignal.any([lease.signal, stall.signal]),
               onProgress: (p) => {
-                watch.poke();
+                stall.poke();
                 progress.report(p);
               },
             },
@@ -101,7 +99,7 @@ export class JobRunner {
       await progress.settle();
       await this.succeed(job, result, progress.last);
     } finally {
-      stall?.stop();
+      stall.stop();
       lease.stop();
     }
   }
@@ -181,18 +179,17 @@ function failure(job: JobRecord, error: StoredError): FinalOutcome {
 }
 
 /**
- * Gives up on an engine that has reported no progress for `timeoutMs`: `race` rejects with
- * EngineUnavailableError (a final failure: the job fails, its hold released) and the engine is told to
- * stop through `signal`. An engine that ignores it runs on unheeded; its outcome is dropped.
+ * Gives up on an engine that has reported no progress for `timeoutMs` (counted from `race`): `race`
+ * rejects with EngineUnavailableError (a final failure: the job fails, its hold released) and the engine
+ * is told to stop through `signal`. An engine that ignores it runs on unheeded; its outcome is dropped.
  */
 class StallWatch {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private giveUp: ((error: Error) => void) | undefined;
+  private stopped = false;
 
-  constructor(private readonly timeoutMs: number) {
-    this.poke();
-  }
+  constructor(private readonly timeoutMs: number) {}
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -201,8 +198,9 @@ class StallWatch {
   /** The engine made progress: the clock starts again. */
   poke(): void {
     clearTimeout(this.timer);
+    if (this.stopped) return;
     this.timer = setTimeout(() => {
-      const error = new EngineUnavailableError(`the engine made no progress for ${Math.round(this.timeoutMs / 1000)} s; nothing was charged`);
+      const error = new EngineUnavailableError(`the engine made no progress for ${this.timeoutMs / 1000} s; nothing was charged`);
       this.giveUp?.(error);
       this.controller.abort(error);
     }, this.timeoutMs);
@@ -212,10 +210,13 @@ class StallWatch {
   race<T>(work: Promise<T>): Promise<T> {
     // Once given up on, the engine's own late outcome has no one to hear it.
     work.catch(() => undefined);
-    return Promise.race([work, new Promise<never>((_resolve, reject) => (this.giveUp = reject))]);
+    const givenUp = new Promise<never>((_resolve, reject) => (this.giveUp = reject));
+    this.poke();
+    return Promise.race([work, givenUp]);
   }
 
   stop(): void {
+    this.stopped = true;
     clearTimeout(this.timer);
   }
 }
