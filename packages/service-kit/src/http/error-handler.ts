@@ -43,6 +43,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
         appError = new AppError(code, code === "payload_too_large" ? "the request body is too large" : (err as Error).message);
       } else if (type === "request.aborted") {
         return; // the client went away; there is nobody to answer
+      } else if (err instanceof URIError) {
+        // Express's router could not percent-decode a path parameter (`/v1/jobs/%ff`): the client's bytes.
+        appError = new AppError("invalid_request", "the request path is not valid percent-encoded UTF-8");
       } else {
         logger.error({ err, requestId: req.requestId, path: req.path }, "unhandled error");
         appError = new AppError("internal_error", "internal error");
