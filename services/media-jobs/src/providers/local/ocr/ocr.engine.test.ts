@@ -1,5 +1,6 @@
 /** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
 import { ensureTesseract } from "@meter/local-infra";
+import sharp from "sharp";
 import { characterErrorRate } from "../../../../test/support/cer";
 import { fixture, type FixtureName } from "../../../../test/support/fixtures";
 import { passwordProtectedPdf } from "../../../../test/support/generated-inputs";
@@ -45,6 +46,20 @@ describe("OCR of images", () => {
   test("a noisy scan is cleaned by the median filter before recognition", async () => {
     const { document, expected } = await ocr("noisy-scan.png");
     expect(characterErrorRate(document.pages[0]!.text, expected.pages![0]!)).toBeLessThan(0.02);
+  });
+
+  test.each([
+    [1, 1],
+    [2, 2],
+    [2, 400],
+  ])("a %ix%i image is a page with no text, not a failure", async (width, height) => {
+    const data = await sharp({ create: { width, height, channels: 3, background: "#ffffff" } })
+      .png()
+      .toBuffer();
+    const result = await engine.run({ files: [{ data, mimeType: "image/png" }], settings: {} });
+    const document = JSON.parse(result.data.toString("utf8")) as OcrResultDocument;
+    expect(result).toMatchObject({ unit: "page", quantity: 1 });
+    expect(document.pages[0]).toMatchObject({ source: "ocr", text: "", width_px: width, height_px: height });
   });
 
   test("the image count is the billable quantity", async () => {

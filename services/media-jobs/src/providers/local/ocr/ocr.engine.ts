@@ -89,7 +89,9 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
     const size = { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
     let filter = sharp(grey, { raw: { width, height, channels: 1 } });
     if (scale < 1) filter = filter.resize({ ...size, fit: "fill" });
-    const filtered = await filter.median(3).extractChannel(0).raw().toBuffer();
+    // libvips refuses a 3x3 window on an image narrower or shorter than 3 px (a 1x1 PNG is still a page).
+    if (size.width >= 3 && size.height >= 3) filter = filter.median(3);
+    const filtered = await decoding(fileIndex, () => filter.extractChannel(0).raw().toBuffer());
     const pgm = Buffer.concat([Buffer.from(`P5\n${size.width} ${size.height}\n255\n`), filtered]);
     return { pgm, width, height, dpi: dpi * scale };
   }
