@@ -62,6 +62,15 @@ describe("OCR of images", () => {
     expect(document.pages[0]).toMatchObject({ source: "ocr", text: "", width_px: width, height_px: height });
   });
 
+  test("a page longer than Tesseract takes (40000 px) is scaled to fit and read, not failed as an engine fault", async () => {
+    const data = await sharp({ create: { width: 40_000, height: 4, channels: 3, background: "#ffffff" } })
+      .png()
+      .toBuffer();
+    const result = await engine.run({ files: [{ data, mimeType: "image/png" }], settings: {} });
+    const document = JSON.parse(result.data.toString("utf8")) as OcrResultDocument;
+    expect(document.pages[0]).toMatchObject({ source: "ocr", text: "", width_px: 40_000, height_px: 4 });
+  });
+
   test("the image count is the billable quantity", async () => {
     const files = [fixture("english.png").file, fixture("russian.png").file];
     await expect(engine.measure({ files, settings: {} })).resolves.toEqual({ unit: "page", quantity: 2 });

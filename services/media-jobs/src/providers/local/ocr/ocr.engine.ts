@@ -32,6 +32,9 @@ const TESSERACT_LANGUAGES: Record<NonNullable<OcrSettings["language"]>, string> 
   rus: "rus",
 };
 
+/** Tesseract refuses an image with a side longer than this ("Image too large"); longer pages are scaled to fit. */
+const TESSERACT_MAX_SIDE_PX = 32_767;
+
 interface PageJob {
   fileIndex: number;
   page: number;
@@ -78,14 +81,14 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
 
   /**
    * Greyscale, white under any transparency, scaled down to the text size Tesseract reads at (see
-   * text-size.ts), 3x3 median, as binary PGM (P5) for Tesseract's stdin, with the resolution that
-   * scaling leaves. The median runs after the scaling: on a quarter of the pixels it costs a quarter.
+   * text-size.ts) and to Tesseract's largest side, 3x3 median, as binary PGM (P5) for Tesseract's stdin,
+   * with the resolution that scaling leaves. The median runs after the scaling: on a quarter of the pixels it costs a quarter.
    */
   async function toPgm(image: sharp.Sharp, fileIndex: number, dpi: number): Promise<{ pgm: Buffer; width: number; height: number; dpi: number }> {
     const { data, info } = await decoding(fileIndex, () => image.flatten({ background: "#ffffff" }).greyscale().raw().toBuffer({ resolveWithObject: true }));
     const { width, height } = info;
     const grey = info.channels === 1 ? data : await sharp(data, { raw: info }).extractChannel(0).raw().toBuffer();
-    const scale = ocrScale(estimateTextLineHeight(grey, width, height));
+    const scale = Math.min(ocrScale(estimateTextLineHeight(grey, width, height)), TESSERACT_MAX_SIDE_PX / Math.max(width, height));
     const size = { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
     let filter = sharp(grey, { raw: { width, height, channels: 1 } });
     if (scale < 1) filter = filter.resize({ ...size, fit: "fill" });
