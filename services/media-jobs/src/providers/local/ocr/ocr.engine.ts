@@ -82,7 +82,8 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
   /**
    * Greyscale, white under any transparency, scaled down to the text size Tesseract reads at (see
    * text-size.ts) and to Tesseract's largest side, 3x3 median, as binary PGM (P5) for Tesseract's stdin,
-   * with the resolution that scaling leaves. The median runs after the scaling: on a quarter of the pixels it costs a quarter.
+   * with the resolution that scaling leaves. The median runs after the scaling: on a quarter of the
+   * pixels it costs a quarter.
    */
   async function toPgm(image: sharp.Sharp, fileIndex: number, dpi: number): Promise<{ pgm: Buffer; width: number; height: number; dpi: number }> {
     const { data, info } = await decoding(fileIndex, () => image.flatten({ background: "#ffffff" }).greyscale().raw().toBuffer({ resolveWithObject: true }));
