@@ -12,9 +12,12 @@ export interface CabinetHarness extends GatewayHarness {
  * A gateway with the web cabinet in front of a real billing-ledger (its own test database); files and
  * media-jobs are at an address nothing listens on.
  */
-export async function startCabinetGateway(opts: { mediaEnabled?: boolean; billingEnv?: Record<string, string> } = {}): Promise<CabinetHarness> {
+export async function startCabinetGateway(
+  opts: { mediaEnabled?: boolean; billingEnv?: Record<string, string>; trustProxy?: string } = {},
+): Promise<CabinetHarness> {
   const gateway = await startGateway({
     keyCacheTtlMs: 0,
+    ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
     ...(opts.mediaEnabled !== undefined ? { mediaEnabled: opts.mediaEnabled } : {}),
     ...(opts.billingEnv ? { billingEnv: opts.billingEnv } : {}),
   });
