@@ -113,11 +113,21 @@ describe("signing in", () => {
     const m = await member();
     const guesser = browser();
     for (let i = 0; i < 2; i++) {
-      const res = await guesser.call("POST", "/cabinet/api/sign-in", { email: m.email, password: `wrong ${i}` }, { headers: { "x-forwarded-for": `203.0.113.${i}` } });
+      const res = await guesser.call(
+        "POST",
+        "/cabinet/api/sign-in",
+        { email: m.email, password: `wrong ${i}` },
+        { headers: { "x-forwarded-for": `203.0.113.${i}` } },
+      );
       expect(res.status).toBe(401);
     }
     // A new X-Forwarded-For is still the same client: throttled, right password or not.
-    const dodging = await guesser.call("POST", "/cabinet/api/sign-in", { email: m.email, password: PASSWORD }, { headers: { "x-forwarded-for": "198.51.100.99" } });
+    const dodging = await guesser.call(
+      "POST",
+      "/cabinet/api/sign-in",
+      { email: m.email, password: PASSWORD },
+      { headers: { "x-forwarded-for": "198.51.100.99" } },
+    );
     expect(dodging.status).toBe(429);
   });
 

@@ -17,9 +17,7 @@ export function throttleAddress(address: string): string {
 function expandIPv6(address: string): string[] {
   const withoutZone = address.split("%")[0]!;
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(withoutZone);
-  const hex = v4
-    ? withoutZone.slice(0, v4.index) + [((+v4[1]! << 8) | +v4[2]!).toString(16), ((+v4[3]! << 8) | +v4[4]!).toString(16)].join(":")
-    : withoutZone;
+  const hex = v4 ? withoutZone.slice(0, v4.index) + [((+v4[1]! << 8) | +v4[2]!).toString(16), ((+v4[3]! << 8) | +v4[4]!).toString(16)].join(":") : withoutZone;
   const [head, tail] = hex.split("::") as [string, string | undefined];
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
