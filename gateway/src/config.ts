@@ -63,7 +63,7 @@ const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
  * A TRUST_PROXY value as Express's `trust proxy` takes it. `true` (every proxy, so any client could
  * name its own address) is refused: name the hops or the proxies.
  */
-export function parseTrustProxy(value: string, ctx: z.RefinementCtx): false | number | string[] {
+function parseTrustProxy(value: string, ctx: z.RefinementCtx): false | number | string[] {
   const v = value.trim().toLowerCase();
   if (v === "false" || v === "0") return false;
   if (/^\d+$/.test(v)) return Number(v);
