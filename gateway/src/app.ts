@@ -27,6 +27,8 @@ export interface GatewayDeps {
   mediaEnabled: boolean;
   /** The web cabinet at /cabinet (createCabinet); without it /cabinet is 404. */
   cabinet?: RequestHandler;
+  /** TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`); false when none. */
+  trustProxy: false | number | string[];
 }
 
 /** Headers a client must never be able to set on the way in. */
@@ -55,6 +57,7 @@ export function createApp(deps: GatewayDeps): Express {
 
   // Readiness is answered on the internal port only (createInternalApp); this app's /readyz is hidden.
   const publicApp = createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: [], trustIncomingRequestId: false }, (app) => {
+    app.set("trust proxy", deps.trustProxy);
     app.use(lingeringClose());
 
     // The MCP endpoint is POST only; GET (SSE streams) and DELETE (sessions) are not offered (spec).
@@ -84,7 +87,9 @@ export function createApp(deps: GatewayDeps): Express {
       next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}`));
     });
   });
-  return withoutInternalEndpoints(publicApp, deps.logger);
+  const front = withoutInternalEndpoints(publicApp, deps.logger);
+  front.set("trust proxy", deps.trustProxy);
+  return front;
 }
 
 function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {

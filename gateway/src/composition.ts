@@ -70,6 +70,7 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     inFlight: { perKey: config.KEY_MAX_IN_FLIGHT, perService: config.SERVICE_MAX_IN_FLIGHT },
     mediaEnabled: config.MEDIA_ENABLED,
     cabinet,
+    trustProxy: config.TRUST_PROXY,
   });
   // Ready whenever it runs: a gateway taken out of its load balancer because billing-ledger is down would
   // turn the contract's 503 (with Retry-After, nothing reserved) into the balancer's own error page,

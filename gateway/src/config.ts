@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 
@@ -42,9 +43,48 @@ export const GatewayConfig = CommonConfig.extend({
   SERVICE_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perService, { min: 1 }),
   /** The web cabinet's cookies: Secure when the page came over https (`auto`, also behind a proxy saying so), or always, or never. */
   CABINET_SECURE_COOKIES: env.enumOf(["auto", "always", "never"] as const, "auto"),
+  /**
+   * Which proxies in front of the gateway say who the client is (Express's `trust proxy`): `false` (no
+   * proxy: the client is the connection's peer, X-Forwarded-For ignored), a hop count (`1`: the one
+   * ingress), or the proxies' addresses and CIDRs, comma-separated. The client address counts sign-ins.
+   */
+  TRUST_PROXY: z.preprocess((v) => (v === undefined || v === "" ? "false" : v), z.string().transform(parseTrustProxy)),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
   return parseConfig(GatewayConfig, source);
+}
+
+/** Express's own names for address ranges, accepted in a TRUST_PROXY list. */
+const NAMED_RANGES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/**
+ * A TRUST_PROXY value as Express's `trust proxy` takes it. `true` (every proxy, so any client could
+ * name its own address) is refused: name the hops or the proxies.
+ */
+function parseTrustProxy(value: string, ctx: z.RefinementCtx): false | number | string[] {
+  const v = value.trim().toLowerCase();
+  if (v === "false" || v === "0") return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  const entries = v
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "");
+  const bad = entries.filter((e) => !NAMED_RANGES.has(e) && !isAddressOrCidr(e));
+  if (v === "true" || entries.length === 0 || bad.length > 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `must be false, a hop count, or proxy addresses/CIDRs separated by commas${bad.length > 0 ? ` (not an address: ${bad.join(", ")})` : ""}`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+}
+
+function isAddressOrCidr(entry: string): boolean {
+  const [address = "", prefix, ...rest] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
 }

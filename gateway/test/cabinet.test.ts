@@ -3,7 +3,7 @@ import { ADMIN_TOKEN, CookieJar, startCabinetGateway, type CabinetHarness } from
 
 let h: CabinetHarness;
 beforeAll(async () => {
-  h = await startCabinetGateway({ billingEnv: { CABINET_SIGN_IN_MAX_FAILURES_PER_ACCOUNT: "2" } });
+  h = await startCabinetGateway({ billingEnv: { CABINET_SIGN_IN_FREE_FAILURES: "2" } });
 });
 afterAll(async () => {
   await h.close();
@@ -107,6 +107,28 @@ describe("signing in", () => {
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await limited.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
     expect(other.jar.cookies.size).toBe(0);
+  });
+
+  it("without TRUST_PROXY a client's X-Forwarded-For is ignored: it cannot pick another address", async () => {
+    const m = await member();
+    const guesser = browser();
+    for (let i = 0; i < 2; i++) {
+      const res = await guesser.call(
+        "POST",
+        "/cabinet/api/sign-in",
+        { email: m.email, password: `wrong ${i}` },
+        { headers: { "x-forwarded-for": `203.0.113.${i}` } },
+      );
+      expect(res.status).toBe(401);
+    }
+    // A new X-Forwarded-For is still the same client: throttled, right password or not.
+    const dodging = await guesser.call(
+      "POST",
+      "/cabinet/api/sign-in",
+      { email: m.email, password: PASSWORD },
+      { headers: { "x-forwarded-for": "198.51.100.99" } },
+    );
+    expect(dodging.status).toBe(429);
   });
 
   it("takes only JSON, which a cross-site form cannot send", async () => {

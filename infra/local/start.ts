@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     RABBITMQ_URL: process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672",
     ADMIN_TOKEN: secrets.ADMIN_TOKEN,
+    // Clients reach this gateway directly: no proxy's X-Forwarded-For is to be believed.
+    TRUST_PROXY: process.env.TRUST_PROXY ?? "false",
   };
   const ports = Object.fromEntries(SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])])) as Record<ServiceName, number>;
 

@@ -32,7 +32,8 @@ export function signInRoutes(o: SignInRoutesOptions): Router {
       identity: as,
       body: JSON.stringify({
         ...payload,
-        address: req.ip ?? req.socket.remoteAddress ?? "unknown",
+        // req.ip honours TRUST_PROXY: a client's own X-Forwarded-For counts only behind a trusted proxy.
+        address: (req.ip ?? req.socket.remoteAddress ?? "unknown").slice(0, 100),
         user_agent: req.header("user-agent")?.slice(0, 500) ?? null,
       }),
       requestId: req.requestId,

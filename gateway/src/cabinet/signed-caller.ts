@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { Response as ExpressResponse } from "express";
 import type { Deployable, Identity } from "@meter/contracts";
-import { AppError, type InternalAuth } from "@meter/service-kit";
+import { AppError, isInternalRefusal, type InternalAuth } from "@meter/service-kit";
 
 /** Headers of a service's answer that the browser needs (the rest are the service's own business). */
 const RELAYED = ["content-type", "content-disposition", "retry-after"];
@@ -41,14 +41,21 @@ export class SignedCaller {
     // The limit is on the answer's start, not its end: a long CSV export may stream for longer.
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new Error(`no answer within ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
+    let answer: Response;
     try {
-      return await fetch(this.baseUrl + call.path, { method: call.method, headers, body: call.body, signal: abort.signal });
+      answer = await fetch(this.baseUrl + call.path, { method: call.method, headers, body: call.body, signal: abort.signal });
     } catch (e) {
       // Cabinet calls change nothing paid: whether or not this one arrived, retrying it is safe.
       throw new AppError("service_unavailable", `the ${this.audience} service did not answer; try again`, { cause: e, headers: { "retry-after": "2" } });
     } finally {
       clearTimeout(timer);
     }
+    if (isInternalRefusal(answer.headers)) {
+      await answer.body?.cancel();
+      // Not the browser's doing, so not relayed: the error handler logs it and answers internal_error.
+      throw new Error(`${this.audience} refused the gateway's signed identity on ${call.method} ${call.path} (${answer.status})`);
+    }
+    return answer;
   }
 
   /** The call, answered to the browser as the service answered it. */

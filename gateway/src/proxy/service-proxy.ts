@@ -2,7 +2,7 @@ import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } 
 import type { Socket } from "node:net";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import type { RequestHandler } from "express";
-import { AppError, deliveryOf, errorBody, type Logger } from "@meter/service-kit";
+import { AppError, deliveryOf, errorBody, isInternalRefusal, type Logger } from "@meter/service-kit";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -94,6 +94,9 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
             proxyReq.once("timeout", () => (attempt.timedOut = true));
           }
           writeBufferedBody(proxyReq, (res as unknown as { locals: Express.Locals }).locals.rawBody);
+        },
+        proxyRes: (proxyRes, req, res) => {
+          if (isInternalRefusal(proxyRes.headers)) answerRefused(proxyRes, req, res, name, logger);
         },
         error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
           // An event handler: anything thrown here would be uncaught and take the whole gateway down.
@@ -204,6 +207,20 @@ function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResp
     logger.warn({ err, requestId, service: name }, "lost the service's answer");
     sendUnavailable(res, requestId, `the connection to the ${name} service broke before it answered; the request may have taken effect, retry it`);
   }
+}
+
+/**
+ * The service refused the identity the gateway signed (a key or deployment fault here, never the
+ * client's doing, and refused at its door: nothing was reserved). The client gets internal_error and
+ * the request id; the service's answer is dropped, its detail being in the service's log.
+ */
+function answerRefused(proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse, name: string, logger: Logger): void {
+  const requestId = (req as { requestId?: string }).requestId ?? "";
+  logger.error({ requestId, service: name, status: proxyRes.statusCode }, "the service refused the gateway's signed identity");
+  proxyRes.destroy();
+  const e = new AppError("internal_error", "internal error");
+  res.writeHead(e.status, { "content-type": "application/json", "x-request-id": requestId });
+  res.end(JSON.stringify(errorBody(e.code, e.message, e.status, requestId)));
 }
 
 function sendUnavailable(res: ServerResponse, requestId: string, message: string): void {

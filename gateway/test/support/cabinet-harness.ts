@@ -1,4 +1,5 @@
 import { buildCabinet, type CabinetBundle } from "@meter/cabinet-web";
+import type { ServiceName } from "@meter/contracts";
 import { startGateway, type GatewayHarness } from "./gateway-harness";
 
 export { ADMIN_TOKEN } from "./gateway-harness";
@@ -12,9 +13,13 @@ export interface CabinetHarness extends GatewayHarness {
  * A gateway with the web cabinet in front of a real billing-ledger (its own test database); files and
  * media-jobs are at an address nothing listens on.
  */
-export async function startCabinetGateway(opts: { mediaEnabled?: boolean; billingEnv?: Record<string, string> } = {}): Promise<CabinetHarness> {
+export async function startCabinetGateway(
+  opts: { mediaEnabled?: boolean; billingEnv?: Record<string, string>; trustProxy?: string; services?: Partial<Record<ServiceName, string>> } = {},
+): Promise<CabinetHarness> {
   const gateway = await startGateway({
     keyCacheTtlMs: 0,
+    ...(opts.services ? { services: opts.services } : {}),
+    ...(opts.trustProxy !== undefined ? { trustProxy: opts.trustProxy } : {}),
     ...(opts.mediaEnabled !== undefined ? { mediaEnabled: opts.mediaEnabled } : {}),
     ...(opts.billingEnv ? { billingEnv: opts.billingEnv } : {}),
   });

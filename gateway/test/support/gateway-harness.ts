@@ -50,6 +50,8 @@ export async function startGateway(
     logger?: Logger;
     /** Settings of billing-ledger's own (e.g. the cabinet's sign-in limits). */
     billingEnv?: Record<string, string>;
+    /** TRUST_PROXY (default: unset, no proxy trusted). */
+    trustProxy?: string;
   } = {},
 ): Promise<GatewayHarness> {
   const stack = await startStack({ services: ["billing-ledger"], ...(opts.billingEnv ? { env: opts.billingEnv } : {}) });
@@ -77,6 +79,7 @@ export async function startGateway(
         MEDIA_ENABLED: String(opts.mediaEnabled ?? false),
         ...(opts.keyMaxInFlight ? { KEY_MAX_IN_FLIGHT: String(opts.keyMaxInFlight) } : {}),
         ...(opts.serviceMaxInFlight ? { SERVICE_MAX_IN_FLIGHT: String(opts.serviceMaxInFlight) } : {}),
+        ...(opts.trustProxy !== undefined ? { TRUST_PROXY: opts.trustProxy } : {}),
       });
       const composition = await compose(config, { logger });
       // Record what each replica hears, then let its key cache act on it.

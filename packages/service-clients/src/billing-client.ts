@@ -80,10 +80,15 @@ export class BillingClient {
   }
 }
 
+/** Statuses that blame the call itself, which this service built: 400 (its body), 401 and 403 (its identity). */
+const OWN_FAULT = new Set([400, 401, 403]);
+
 function unreachableOr(e: unknown): unknown {
   if (e instanceof InternalCallError) return new BillingUnreachable(e.delivery, { cause: e });
   // A 5xx may come from a proxy after billing acted: its outcome is not known.
   if (e instanceof InternalHttpError && e.status >= 500) return new BillingUnreachable("unknown", { cause: e });
+  // Billing found this service's own call malformed: the client did nothing wrong, so its text stays in the log.
+  if (e instanceof InternalHttpError && OWN_FAULT.has(e.status)) return e;
   if (e instanceof InternalHttpError) return new AppError(e.code as ErrorCode, e.message, { cause: e });
   return e;
 }

@@ -8,6 +8,7 @@ export * from "./internal/internal-keys";
 export * from "./internal/nonce-cache";
 export * from "./internal/request-signature";
 export * from "./internal/require-identity";
+export * from "./internal/internal-refusal";
 export * from "./internal/delivery";
 export * from "./internal/internal-client";
 export * from "./http/request-id";

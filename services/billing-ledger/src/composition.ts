@@ -119,8 +119,9 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
       sessionTtlMs: config.CABINET_SESSION_TTL_HOURS * 3_600_000,
       invitationTtlMs: config.CABINET_INVITATION_TTL_HOURS * 3_600_000,
       throttle: {
-        perAccount: config.CABINET_SIGN_IN_MAX_FAILURES_PER_ACCOUNT,
-        perAddress: config.CABINET_SIGN_IN_MAX_FAILURES_PER_ADDRESS,
+        freePerAccountAddress: config.CABINET_SIGN_IN_FREE_FAILURES,
+        freePerAddress: config.CABINET_SIGN_IN_FREE_FAILURES_PER_ADDRESS,
+        maxDelayMs: config.CABINET_SIGN_IN_MAX_DELAY_S * 1000,
         windowMs: config.CABINET_SIGN_IN_WINDOW_S * 1000,
       },
     },

@@ -39,9 +39,14 @@ export const BillingConfig = CommonConfig.extend({
   CABINET_SESSION_TTL_HOURS: env.int(12, { min: 1, max: 24 * 30 }),
   /** How long an invitation's one-time sign-in link works. */
   CABINET_INVITATION_TTL_HOURS: env.int(24, { min: 1, max: 24 * 14 }),
-  /** Failed sign-ins allowed per account and per client address within the window; then 429 until the oldest ages out. */
-  CABINET_SIGN_IN_MAX_FAILURES_PER_ACCOUNT: env.int(5, { min: 1 }),
-  CABINET_SIGN_IN_MAX_FAILURES_PER_ADDRESS: env.int(20, { min: 1 }),
+  /**
+   * Failed sign-ins of one account from one client address, and from one address over all accounts,
+   * before each next attempt from that address waits 1 s, 2 s, 4 s, ... up to the longest delay; a
+   * failure counts for the window. The account is never locked for other addresses.
+   */
+  CABINET_SIGN_IN_FREE_FAILURES: env.int(3, { min: 0 }),
+  CABINET_SIGN_IN_FREE_FAILURES_PER_ADDRESS: env.int(20, { min: 0 }),
+  CABINET_SIGN_IN_MAX_DELAY_S: env.int(300, { min: 1 }),
   CABINET_SIGN_IN_WINDOW_S: env.int(900, { min: 1 }),
 });
 export type BillingConfig = z.infer<typeof BillingConfig>;

@@ -32,7 +32,9 @@ export const CabinetErrors = {
   /** Which of the two was wrong is never said: that would tell who has an account. */
   invalidCredentials: () => new AppError("invalid_credentials", "the email or the password is wrong"),
   tooManyFailures: (retryAfterS: number) =>
-    new AppError("rate_limited", "too many failed sign-ins; try again later", { headers: { "retry-after": String(retryAfterS) } }),
+    new AppError("rate_limited", "too many failed sign-ins from this address; try again later", {
+      headers: { "retry-after": String(retryAfterS) },
+    }),
   sessionInvalid: () => new AppError("authentication_required", "the session is unknown, expired or signed out: sign in again"),
   invitationInvalid: () =>
     new AppError("invitation_invalid", "this sign-in link was already used, has expired or was replaced by a newer one: ask for a new invitation"),

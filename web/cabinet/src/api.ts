@@ -56,7 +56,10 @@ export function query(params: Record<string, string | number | undefined | null>
 
 export function errorText(e: unknown): string {
   if (e instanceof ApiError) {
-    if (e.code === "rate_limited" && e.retryAfter) return `${e.message} (in about ${Math.ceil(Number(e.retryAfter) / 60)} min)`;
+    if (e.code === "rate_limited" && e.retryAfter) {
+      const s = Number(e.retryAfter);
+      return `${e.message} (in ${s < 60 ? `${s} s` : `about ${Math.ceil(s / 60)} min`})`;
+    }
     return e.message;
   }
   return e instanceof Error ? e.message : String(e);

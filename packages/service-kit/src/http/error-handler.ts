@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { ErrorCode } from "@meter/contracts";
 import { AppError, errorBody } from "../app-error";
+import { INTERNAL_REFUSAL_HEADER } from "../internal/internal-refusal";
 import type { Logger } from "../logger";
 
 /** Failures raised by Express's body parser, by their `type`. */
@@ -36,6 +37,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     let appError: AppError;
     if (err instanceof AppError) {
       appError = err;
+      if (INTERNAL_REFUSAL_HEADER in err.headers) {
+        logger.warn({ reason: (err.cause as Error | undefined)?.message, requestId: req.requestId, path: req.path }, "internal call refused");
+      }
     } else {
       const type = (err as { type?: string }).type;
       const code = type ? BODY_PARSER_ERRORS[type] : undefined;

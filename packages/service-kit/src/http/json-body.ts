@@ -1,5 +1,6 @@
 import express, { type RequestHandler } from "express";
 import { UNSIGNED_PAYLOAD } from "@meter/contracts";
+import { internalRefusal } from "../internal/internal-refusal";
 import { AppError } from "../app-error";
 import { EMPTY_BODY_SHA256, sha256Hex } from "../internal/request-signature";
 
@@ -41,7 +42,7 @@ export function jsonBody(opts: { limit: number | string }): RequestHandler[] {
     const signed = req.signedContentSha256;
     if (signed === undefined || signed === UNSIGNED_PAYLOAD) return next();
     if ((req.bodySha256 ?? EMPTY_BODY_SHA256) !== signed) {
-      return next(new AppError("authentication_required", "internal authentication failed: the body is not the one signed"));
+      return next(internalRefusal("authentication_required", "the body is not the one signed"));
     }
     next();
   };

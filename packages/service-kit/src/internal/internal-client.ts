@@ -3,6 +3,7 @@ import { Agent, request, type Dispatcher } from "undici";
 import { pathOf, UNSIGNED_PAYLOAD, type Deployable, type Endpoint, type Identity } from "@meter/contracts";
 import type { z } from "zod";
 import { deliveryOf, trackSending, type Delivery } from "./delivery";
+import { InternalRefusalError, isInternalRefusal } from "./internal-refusal";
 import type { InternalAuth } from "./request-signature";
 
 export type { Delivery } from "./delivery";
@@ -52,7 +53,8 @@ export interface CallOptions {
 /**
  * A keep-alive client for one sibling service: every call signed (identity, target, body digest),
  * every failure classified by whether the request could have been delivered, every error answer
- * turned into an InternalHttpError carrying the contract's code.
+ * turned into an InternalHttpError carrying the contract's code (or, when the service refused the
+ * call's signed identity, an InternalRefusalError: a fault of this deployment, not of the client).
  */
 export class InternalClient {
   private readonly agent: Agent;
@@ -87,7 +89,7 @@ export class InternalClient {
       throw new InternalCallError(`${method} ${path}: reading the answer failed`, "unknown", { cause: e });
     }
     const parsed: unknown = text.length ? safeJson(text) : undefined;
-    if (res.statusCode >= 400) throw httpError(method, path, res.statusCode, parsed);
+    if (res.statusCode >= 400) throw httpError(method, path, res, parsed);
     return { status: res.statusCode, body: parsed as T };
   }
 
@@ -99,7 +101,7 @@ export class InternalClient {
     const res = await this.exchange(method, path, body, body === undefined ? undefined : UNSIGNED_PAYLOAD, opts);
     if (res.statusCode >= 400) {
       const text = await res.body.text().catch(() => "");
-      throw httpError(method, path, res.statusCode, safeJson(text));
+      throw httpError(method, path, res, safeJson(text));
     }
     return res;
   }
@@ -134,7 +136,10 @@ export class InternalClient {
   }
 }
 
-function httpError(method: string, path: string, status: number, parsed: unknown): InternalHttpError {
+function httpError(method: string, path: string, res: Dispatcher.ResponseData, parsed: unknown): InternalHttpError | InternalRefusalError {
+  const status = res.statusCode;
+  // Not a contract error to pass on: the caller's key or identity is wrong, which its client never caused.
+  if (isInternalRefusal(res.headers)) return new InternalRefusalError(status, `${method} ${path} refused this service's internal identity (${status})`);
   const err = (parsed as { error?: { code?: string; message?: string } } | undefined)?.error;
   return new InternalHttpError(status, err?.code ?? "internal_error", err?.message ?? `${method} ${path} answered ${status}`, parsed);
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import { UNSIGNED_PAYLOAD, type Deployable, type Identity, type IdentityKind, type KeyIdentity, type Scope } from "@meter/contracts";
 import { AppError } from "../app-error";
+import { internalRefusal } from "./internal-refusal";
 import type { InternalAuth } from "./request-signature";
 
 declare global {
@@ -29,20 +30,21 @@ export interface CallerPolicy {
 /**
  * A service's door: only a call signed by a deployable on the `from` list, for this process, with an
  * identity of an accepted kind, gets in; anything else is 401 (unsigned, forged, stale, replayed) or
- * 403 (a caller or identity this door does not take), whatever port it came in on.
+ * 403 (a caller or identity this door does not take), whatever port it came in on. The answer says
+ * no more than that; the reason is in the log (internalRefusal).
  */
 export function requireIdentity(auth: InternalAuth, policy: CallerPolicy): RequestHandler {
   return (req, _res, next) => {
     const result = auth.verify(req.headers, req.method, req.originalUrl);
-    if (!result.ok) return next(new AppError("authentication_required", `internal authentication failed: ${result.reason}`));
+    if (!result.ok) return next(internalRefusal("authentication_required", result.reason));
     if (result.contentSha256 === UNSIGNED_PAYLOAD && !policy.streamedBody) {
-      return next(new AppError("authentication_required", "internal authentication failed: this endpoint needs a signed body digest"));
+      return next(internalRefusal("authentication_required", "this endpoint needs a signed body digest"));
     }
     if (!policy.from.includes(result.signer)) {
-      return next(new AppError("insufficient_scope", `${result.signer} may not call this endpoint`));
+      return next(internalRefusal("insufficient_scope", `${result.signer} may not call this endpoint`));
     }
     if (!policy.kinds.includes(result.identity.kind)) {
-      return next(new AppError("insufficient_scope", `a ${result.identity.kind} caller may not use this endpoint`));
+      return next(internalRefusal("insufficient_scope", `a ${result.identity.kind} caller may not use this endpoint`));
     }
     req.identity = result.identity;
     req.caller = result.signer;
@@ -68,6 +70,6 @@ export function requireScope(identity: KeyIdentity, scope: Scope): void {
 export function onlyFrom(...callers: Deployable[]): RequestHandler {
   return (req, _res, next) => {
     if (req.caller && callers.includes(req.caller)) return next();
-    next(new AppError("insufficient_scope", `${req.caller ?? "this caller"} may not call this endpoint`));
+    next(internalRefusal("insufficient_scope", `${req.caller ?? "this caller"} may not call this endpoint`));
   };
 }

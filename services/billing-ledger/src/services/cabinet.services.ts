@@ -41,7 +41,7 @@ export interface CabinetOptions {
 export const DEFAULT_CABINET_OPTIONS: CabinetOptions = {
   sessionTtlMs: 12 * 3_600_000,
   invitationTtlMs: 24 * 3_600_000,
-  throttle: { perAccount: 5, perAddress: 20, windowMs: 900_000 },
+  throttle: { freePerAccountAddress: 3, freePerAddress: 20, maxDelayMs: 300_000, windowMs: 900_000 },
 };
 
 export function createCabinetServices(
