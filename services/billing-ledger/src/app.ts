@@ -3,11 +3,11 @@ import { createServiceApp, jsonBody, requireIdentity, type InternalAuth, type Lo
 import type { BillingServices } from "./composition";
 import { adminRoutes } from "./http/admin.routes";
 import { cabinetAdminRoutes } from "./http/cabinet-admin.routes";
-import { cabinetInternalRoutes } from "./http/cabinet-internal.routes";
+import { cabinetInternalRoutes } from "./identity/cabinet-internal.routes";
 import { cabinetRoutes } from "./http/cabinet.routes";
 import { operatorOnly } from "./http/session-identity";
 import { internalRoutes } from "./http/internal.routes";
-import { publicRoutes } from "./http/public.routes";
+import { publicRoutes } from "./catalog/public.routes";
 
 export interface AppDeps {
   auth: InternalAuth;

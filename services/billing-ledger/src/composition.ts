@@ -1,22 +1,22 @@
 import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
 import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
-import { createHoldOwners, type HoldOwners } from "./adapters/hold-owners.adapter";
-import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./services/cabinet.services";
+import { createHoldOwners, type HoldOwners } from "./holds/hold-owners.adapter";
+import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
 import { createApp } from "./app";
 import type { BillingConfig } from "./config";
-import { startHoldCommandConsumer } from "./consumers/hold-commands.consumer";
+import { startHoldCommandConsumer } from "./holds/hold-commands.consumer";
 import { createDatabase, type BillingDatabase } from "./db";
-import { HoldOpsRepository } from "./repositories/hold-ops.repository";
-import { HoldRepository } from "./repositories/hold.repository";
-import { AccountService } from "./services/account.service";
-import { ApiKeyService } from "./services/api-key.service";
-import { CatalogService } from "./services/catalog.service";
-import { HoldAuditService } from "./services/hold-audit.service";
-import { HoldExpiryService } from "./services/hold-expiry.service";
-import { HoldService } from "./services/hold.service";
-import { KeyUsageService } from "./services/key-usage.service";
+import { HoldOpsRepository } from "./holds/hold-ops.repository";
+import { HoldRepository } from "./holds/hold.repository";
+import { AccountService } from "./accounts/account.service";
+import { ApiKeyService } from "./keys/api-key.service";
+import { CatalogService } from "./catalog/catalog.service";
+import { HoldAuditService } from "./holds/hold-audit.service";
+import { HoldExpiryService } from "./holds/hold-expiry.service";
+import { HoldService } from "./holds/hold.service";
+import { KeyUsageService } from "./keys/key-usage.service";
 
 export interface BillingServices {
   holdReads: HoldRepository;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BooksCheckService, formatBooksReport } from "../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../src/accounts/books-check.service";
 import { holdCalls, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;

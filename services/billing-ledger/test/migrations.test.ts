@@ -6,7 +6,7 @@ import { Client } from "pg";
 import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
 import { testDatabaseNamePrefix } from "@meter/testing";
 import { createDatabase } from "../src/db";
-import { BooksCheckService, formatBooksReport } from "../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../src/accounts/books-check.service";
 import { SERVICE_DIR } from "./support/billing-harness";
 
 const MIGRATIONS = path.join(SERVICE_DIR, "prisma", "migrations");

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { Client } from "pg";
 import { defaultDatabaseName } from "@meter/contracts";
 import { createDatabase } from "../db";
-import { BooksCheckService, formatBooksReport } from "../services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../accounts/books-check.service";
 
 /**
  * `pnpm ledger:check`: proves the books of the billing database (BILLING_LEDGER_DATABASE_URL), or with

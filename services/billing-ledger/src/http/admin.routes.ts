@@ -12,13 +12,13 @@ import {
   ReleaseHoldRequest,
 } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
-import type { AccountService } from "../services/account.service";
-import type { ApiKeyService } from "../services/api-key.service";
-import type { CatalogService } from "../services/catalog.service";
-import type { HoldService } from "../services/hold.service";
-import type { KeyUsageService } from "../services/key-usage.service";
-import { modelIdOf } from "./model-id";
-import type { HoldRepository } from "../repositories/hold.repository";
+import type { AccountService } from "../accounts/account.service";
+import type { ApiKeyService } from "../keys/api-key.service";
+import type { CatalogService } from "../catalog/catalog.service";
+import type { HoldService } from "../holds/hold.service";
+import type { KeyUsageService } from "../keys/key-usage.service";
+import { modelIdOf } from "../catalog/model-id";
+import type { HoldRepository } from "../holds/hold.repository";
 
 const Uuid = z.uuid();
 const KeyFilter = z.object({ organization_id: z.uuid().optional(), user_id: z.uuid().optional() });

@@ -2,7 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { CreateInvitationRequest, InvitationStatus } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
-import type { CabinetServices } from "../services/cabinet.services";
+import type { CabinetServices } from "../cabinet.services";
 
 const Limit = z.coerce.number().int().min(1).max(500).default(100);
 const InvitationFilter = z.strictObject({ status: InvitationStatus.optional(), limit: Limit });

@@ -2,8 +2,8 @@ import { Router } from "express";
 import { z } from "zod";
 import { CabinetLedgerFilter, CabinetLedgerQuery, MemberCreateKeyRequest, SignOutRequest, SpendQuery, SwitchOrganizationRequest } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
-import type { CabinetServices } from "../services/cabinet.services";
-import { LEDGER_CSV_HEADER, ledgerCsvLine } from "./ledger-csv.render";
+import type { CabinetServices } from "../cabinet.services";
+import { LEDGER_CSV_HEADER, ledgerCsvLine } from "../accounts/ledger-csv.render";
 import { sessionIdentityOf } from "./session-identity";
 
 const Uuid = z.uuid();

@@ -1,9 +1,9 @@
 import { Router } from "express";
 import { BillingEndpoints, type Hold, type HoldOpResult } from "@meter/contracts";
 import { AppError, onlyFrom, parseInput } from "@meter/service-kit";
-import type { ApiKeyService } from "../services/api-key.service";
-import type { CatalogService } from "../services/catalog.service";
-import type { HoldService } from "../services/hold.service";
+import type { ApiKeyService } from "../keys/api-key.service";
+import type { CatalogService } from "../catalog/catalog.service";
+import type { HoldService } from "../holds/hold.service";
 
 /** The services that place and resolve holds. */
 const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;

@@ -9,7 +9,7 @@ import type { BillingServices } from "../../src/composition";
 import { compose, type BillingOverrides } from "../../src/composition";
 import { loadConfig } from "../../src/config";
 import type { BillingDatabase as Database, Db } from "../../src/db";
-import { BooksCheckService, formatBooksReport } from "../../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../../src/accounts/books-check.service";
 
 export const SERVICE_DIR = path.resolve(__dirname, "../..");
 

@@ -1,8 +1,8 @@
 import { INVITATION_TOKEN_PREFIX, type SessionGrant } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
 import type { Db } from "../db";
-import type { CabinetSessionRepository } from "../repositories/cabinet-session.repository";
-import type { InvitationRepository } from "../repositories/invitation.repository";
+import type { CabinetSessionRepository } from "./cabinet-session.repository";
+import type { InvitationRepository } from "./invitation.repository";
 import { hashPassword, passwordMatches } from "./password";
 import { secretTokenHash } from "./secret-token";
 import type { ClientContext, SessionService } from "./session.service";

@@ -1,7 +1,7 @@
 import { Router } from "express";
 import { CabinetEndpoints } from "@meter/contracts";
 import { onlyFrom, parseInput } from "@meter/service-kit";
-import type { CabinetServices } from "../services/cabinet.services";
+import type { CabinetServices } from "../cabinet.services";
 
 /**
  * What only the gateway asks (signed as itself): sign-ins, which open sessions, and the check of a

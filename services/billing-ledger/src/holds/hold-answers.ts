@@ -1,7 +1,7 @@
 import type { Hold } from "@meter/contracts";
 import type { AppError } from "@meter/service-kit";
 import { BillingErrors } from "../errors";
-import { HoldBatchNotApplied, type HoldOpResult, type HoldOutcome, type LedgerOp } from "../repositories/hold-ops.repository";
+import { HoldBatchNotApplied, type HoldOpResult, type HoldOutcome, type LedgerOp } from "./hold-ops.repository";
 
 /**
  * What each outcome of `apply_hold_ops` answers its caller: null when the op stands (the hold is the

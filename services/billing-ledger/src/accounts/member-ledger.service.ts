@@ -1,5 +1,5 @@
 import type { CabinetLedgerEntry, CabinetLedgerPage, CabinetLedgerQuery, LedgerKind, SessionIdentity } from "@meter/contracts";
-import type { MemberLedgerRepository } from "../repositories/member-ledger.repository";
+import type { MemberLedgerRepository } from "./member-ledger.repository";
 import type { MemberScope } from "./member-scope";
 
 export interface LedgerExportFilter {

@@ -9,8 +9,8 @@ import {
 } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
 import type { Db } from "../db";
-import type { CabinetSessionRepository, DbClient, SessionRow } from "../repositories/cabinet-session.repository";
-import type { DirectoryRepository } from "../repositories/directory.repository";
+import type { CabinetSessionRepository, DbClient, SessionRow } from "./cabinet-session.repository";
+import type { DirectoryRepository } from "../accounts/directory.repository";
 import { newSecretToken, secretTokenHash } from "./secret-token";
 
 /** Who opened a session, as the gateway saw them (kept on the session for the operator's eyes). */

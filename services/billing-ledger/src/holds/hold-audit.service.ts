@@ -1,9 +1,9 @@
 import type { HoldAuditVerdict, HoldSource } from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
-import type { HoldOwners } from "../adapters/hold-owners.adapter";
-import type { LedgerOp } from "../repositories/hold-ops.repository";
-import type { HoldRepository } from "../repositories/hold.repository";
+import type { HoldOwners } from "./hold-owners.adapter";
+import type { LedgerOp } from "./hold-ops.repository";
+import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
 import { everyInterval, type Stoppable } from "./interval";
 

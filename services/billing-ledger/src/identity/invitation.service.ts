@@ -1,7 +1,7 @@
 import { INVITATION_LINK_PATH, INVITATION_TOKEN_PREFIX, type CreatedInvitation, type Invitation, type InvitationStatus } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
-import { invitationStatus, type InvitationRepository, type InvitationRow } from "../repositories/invitation.repository";
-import type { AccountService } from "./account.service";
+import { invitationStatus, type InvitationRepository, type InvitationRow } from "./invitation.repository";
+import type { AccountService } from "../accounts/account.service";
 import { newSecretToken, secretTokenHash } from "./secret-token";
 
 export interface InvitationServiceDeps {

@@ -1,5 +1,5 @@
 import type { AdminOrganization, AdminUser } from "@meter/contracts";
-import type { DirectoryRepository } from "../repositories/directory.repository";
+import type { DirectoryRepository } from "./directory.repository";
 
 /** The operator's overview: every organization with its money, every user with their memberships. */
 export class DirectoryService {

@@ -1,8 +1,8 @@
 import type { Hold, PlaceHoldRequest } from "@meter/contracts";
 import { AppError, Batcher } from "@meter/service-kit";
 import { BillingErrors } from "../errors";
-import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "../repositories/hold-ops.repository";
-import type { HoldRepository } from "../repositories/hold.repository";
+import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "./hold-ops.repository";
+import type { HoldRepository } from "./hold.repository";
 import { answerOf } from "./hold-answers";
 
 /**

@@ -1,5 +1,5 @@
 import { Router } from "express";
-import type { CatalogService } from "../services/catalog.service";
+import type { CatalogService } from "./catalog.service";
 import { modelIdOf } from "./model-id";
 
 /** `GET /v1/models` and `GET /v1/models/{id}`: the published catalog, for any valid key. */

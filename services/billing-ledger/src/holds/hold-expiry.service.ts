@@ -1,6 +1,6 @@
 import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
-import type { HoldRepository } from "../repositories/hold.repository";
+import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
 import { everyInterval, type Stoppable } from "./interval";
 

@@ -2,7 +2,7 @@ import type { CabinetKey, MemberCreateKeyRequest, SessionIdentity } from "@meter
 import { CabinetErrors } from "../errors";
 import type { ApiKeyDto, ApiKeyService } from "./api-key.service";
 import type { KeyUsageService } from "./key-usage.service";
-import type { MemberScope } from "./member-scope";
+import type { MemberScope } from "../accounts/member-scope";
 
 /**
  * A member's own API keys in the chosen organization: the same keys and rules as the admin API's (only

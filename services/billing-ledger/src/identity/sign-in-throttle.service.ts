@@ -1,5 +1,5 @@
 import { CabinetErrors } from "../errors";
-import type { SignInFailureRepository } from "../repositories/sign-in-failure.repository";
+import type { SignInFailureRepository } from "./sign-in-failure.repository";
 
 export interface SignInThrottlePolicy {
   /** CABINET_SIGN_IN_MAX_FAILURES_PER_ACCOUNT */

@@ -2,8 +2,8 @@ import { CommandQueues } from "@meter/contracts";
 import { NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "@meter/messaging";
 import type { Logger } from "@meter/service-kit";
 import { Counter } from "prom-client";
-import type { HoldOpResult, LedgerOp } from "../repositories/hold-ops.repository";
-import type { HoldService } from "../services/hold.service";
+import type { HoldOpResult, LedgerOp } from "./hold-ops.repository";
+import type { HoldService } from "./hold.service";
 
 type HoldCommand = BatchItem<(typeof CommandQueues.billingHoldCommands.routingKeys)[number]>;
 

@@ -1,6 +1,6 @@
 import type { SessionIdentity } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
-import type { DirectoryRepository } from "../repositories/directory.repository";
+import type { DirectoryRepository } from "./directory.repository";
 
 export interface MemberOrganization {
   userId: string;

@@ -1,5 +1,5 @@
 import type { BalanceResponse, ModelActivity, SessionIdentity, SpendReport } from "@meter/contracts";
-import type { SpendRepository } from "../repositories/spend.repository";
+import type { SpendRepository } from "./spend.repository";
 import type { AccountService } from "./account.service";
 import type { MemberScope } from "./member-scope";
 

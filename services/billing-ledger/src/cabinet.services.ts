@@ -1,22 +1,22 @@
-import type { BillingDatabase } from "../db";
-import { CabinetSessionRepository } from "../repositories/cabinet-session.repository";
-import { DirectoryRepository } from "../repositories/directory.repository";
-import { InvitationRepository } from "../repositories/invitation.repository";
-import { MemberLedgerRepository } from "../repositories/member-ledger.repository";
-import { SignInFailureRepository } from "../repositories/sign-in-failure.repository";
-import { SpendRepository } from "../repositories/spend.repository";
-import type { AccountService } from "./account.service";
-import type { ApiKeyService } from "./api-key.service";
-import { DirectoryService } from "./directory.service";
-import { InvitationService } from "./invitation.service";
-import type { KeyUsageService } from "./key-usage.service";
-import { MemberKeysService } from "./member-keys.service";
-import { MemberLedgerService } from "./member-ledger.service";
-import { MemberScope } from "./member-scope";
-import { MoneyReportService } from "./money-report.service";
-import { SessionService } from "./session.service";
-import { SignInThrottle, type SignInThrottlePolicy } from "./sign-in-throttle.service";
-import { SignInService } from "./sign-in.service";
+import type { BillingDatabase } from "./db";
+import { CabinetSessionRepository } from "./identity/cabinet-session.repository";
+import { DirectoryRepository } from "./accounts/directory.repository";
+import { InvitationRepository } from "./identity/invitation.repository";
+import { MemberLedgerRepository } from "./accounts/member-ledger.repository";
+import { SignInFailureRepository } from "./identity/sign-in-failure.repository";
+import { SpendRepository } from "./accounts/spend.repository";
+import type { AccountService } from "./accounts/account.service";
+import type { ApiKeyService } from "./keys/api-key.service";
+import { DirectoryService } from "./accounts/directory.service";
+import { InvitationService } from "./identity/invitation.service";
+import type { KeyUsageService } from "./keys/key-usage.service";
+import { MemberKeysService } from "./keys/member-keys.service";
+import { MemberLedgerService } from "./accounts/member-ledger.service";
+import { MemberScope } from "./accounts/member-scope";
+import { MoneyReportService } from "./accounts/money-report.service";
+import { SessionService } from "./identity/session.service";
+import { SignInThrottle, type SignInThrottlePolicy } from "./identity/sign-in-throttle.service";
+import { SignInService } from "./identity/sign-in.service";
 
 /** The web cabinet's rules: sign-in, sessions, invitations, and what members and the operator read. */
 export interface CabinetServices {
