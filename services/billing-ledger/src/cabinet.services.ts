@@ -17,6 +17,7 @@ import { MoneyReportService } from "./accounts/money-report.service";
 import { SessionService } from "./identity/session.service";
 import { SignInThrottle, type SignInThrottlePolicy } from "./identity/sign-in-throttle.service";
 import { SignInService } from "./identity/sign-in.service";
+import { UserRepository } from "./identity/user.repository";
 
 /** The web cabinet's rules: sign-in, sessions, invitations, and what members and the operator read. */
 export interface CabinetServices {
@@ -54,12 +55,13 @@ export function createCabinetServices(
   const directory = new DirectoryRepository(db);
   const sessionRows = new CabinetSessionRepository(db);
   const invitations = new InvitationRepository(db);
+  const users = new UserRepository(db);
   const scope = new MemberScope(directory);
-  const sessions = new SessionService({ db, sessions: sessionRows, directory, ttlMs: opts.sessionTtlMs, timezone: deps.timezone, clock });
+  const sessions = new SessionService({ users, sessions: sessionRows, directory, ttlMs: opts.sessionTtlMs, timezone: deps.timezone, clock });
   return {
     sessions,
     signIn: new SignInService({
-      db,
+      users,
       sessions,
       sessionRows,
       invitations,

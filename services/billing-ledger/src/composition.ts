@@ -8,10 +8,14 @@ import { createApp } from "./app";
 import type { BillingConfig } from "./config";
 import { startHoldCommandConsumer } from "./holds/hold-commands.consumer";
 import { createDatabase, type BillingDatabase } from "./db";
+import { CreditRepository } from "./holds/credit.repository";
 import { HoldOpsRepository } from "./holds/hold-ops.repository";
 import { HoldRepository } from "./holds/hold.repository";
+import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
+import { ApiKeyRepository } from "./keys/api-key.repository";
 import { ApiKeyService } from "./keys/api-key.service";
+import { CatalogRepository } from "./catalog/catalog.repository";
 import { CatalogService } from "./catalog/catalog.service";
 import { HoldAuditService } from "./holds/hold-audit.service";
 import { HoldExpiryService } from "./holds/hold-expiry.service";
@@ -58,16 +62,17 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
     },
   });
   const holdReads = new HoldRepository(db);
-  const accounts = new AccountService(db);
-  const keys = new ApiKeyService(db);
-  const keyUsage = new KeyUsageService(db, opts.timezone, opts.clock);
+  const accounts = new AccountService(new AccountRepository(db), new CreditRepository(db));
+  const keyRows = new ApiKeyRepository(db);
+  const keys = new ApiKeyService(keyRows);
+  const keyUsage = new KeyUsageService(keyRows, opts.timezone, opts.clock);
   return {
     holdReads,
     holds: new HoldService(holdOps, holdReads),
     accounts,
     keys,
     keyUsage,
-    catalog: new CatalogService(db, opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
+    catalog: new CatalogService(new CatalogRepository(db), opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
     cabinet: createCabinetServices(database, { accounts, keys, keyUsage, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
   };
 }

@@ -1,7 +1,7 @@
 import { toMicrorub, type BalanceResponse } from "@meter/contracts";
-import type { Db } from "../db";
 import { BillingErrors } from "../errors";
-import { Prisma } from "../generated/prisma/client";
+import type { CreditRepository } from "../holds/credit.repository";
+import type { AccountRepository } from "./account.repository";
 
 export interface LedgerEntryDto {
   id: number;
@@ -19,34 +19,30 @@ export interface LedgerEntryDto {
 
 /** Users, organizations, memberships, credits and balances: the account cabinet's rules. */
 export class AccountService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly accounts: AccountRepository,
+    private readonly credits: CreditRepository,
+  ) {}
 
   /** Idempotent on email: a second call returns the existing user. */
   async createUser(email: string): Promise<{ user: { id: string; email: string; created_at: string }; created: boolean }> {
-    const normalized = email.trim().toLowerCase();
-    const existing = await this.db.user.findUnique({ where: { email: normalized } });
-    if (existing) return { user: renderUser(existing), created: false };
-    try {
-      return { user: renderUser(await this.db.user.create({ data: { email: normalized } })), created: true };
-    } catch (e) {
-      if (isUniqueViolation(e)) return this.createUser(email);
-      throw e;
-    }
+    const { user, created } = await this.accounts.findOrCreateUser(email.trim().toLowerCase());
+    return { user: renderUser(user), created };
   }
 
   async getUser(id: string) {
-    const user = await this.db.user.findUnique({ where: { id } });
+    const user = await this.accounts.findUser(id);
     if (!user) throw BillingErrors.userNotFound(id);
     return renderUser(user);
   }
 
   async createOrganization(name: string) {
-    const org = await this.db.organization.create({ data: { name } });
+    const org = await this.accounts.createOrganization(name);
     return { id: org.id, name: org.name, created_at: org.createdAt.toISOString() };
   }
 
   async getOrganization(id: string) {
-    const org = await this.db.organization.findUnique({ where: { id } });
+    const org = await this.accounts.findOrganization(id);
     if (!org) throw BillingErrors.organizationNotFound(id);
     return { id: org.id, name: org.name, created_at: org.createdAt.toISOString() };
   }
@@ -54,11 +50,7 @@ export class AccountService {
   async addMember(organizationId: string, userId: string) {
     await this.getOrganization(organizationId);
     await this.getUser(userId);
-    const m = await this.db.membership.upsert({
-      where: { organizationId_userId: { organizationId, userId } },
-      create: { organizationId, userId },
-      update: {},
-    });
+    const m = await this.accounts.addMember(organizationId, userId);
     return { organization_id: m.organizationId, user_id: m.userId, created_at: m.createdAt.toISOString() };
   }
 
@@ -67,43 +59,14 @@ export class AccountService {
    * the original entry; the same reference with another amount is refused.
    */
   async credit(organizationId: string, amount: number, reference: string): Promise<{ entry: LedgerEntryDto; created: boolean }> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.db.$transaction(async (tx) => {
-          const existing = await tx.credit.findUnique({ where: { organizationId_reference: { organizationId, reference } } });
-          if (existing) {
-            if (existing.amount !== BigInt(amount)) throw BillingErrors.creditReferenceReused(reference);
-            const entry = await tx.ledgerEntry.findUniqueOrThrow({ where: { id: existing.ledgerEntryId } });
-            return { entry: renderLedgerEntry(entry), created: false };
-          }
-          const rows = await tx.$queryRaw<{ balance: bigint; reserved: bigint }[]>`
-            UPDATE organizations SET balance = balance + ${BigInt(amount)} WHERE id = ${organizationId}::uuid
-            RETURNING balance, reserved`;
-          const org = rows[0];
-          if (!org) throw BillingErrors.organizationNotFound(organizationId);
-          const entry = await tx.ledgerEntry.create({
-            data: {
-              organizationId,
-              kind: "credit",
-              amount: BigInt(amount),
-              balanceAfter: org.balance,
-              reservedAfter: org.reserved,
-              reference,
-            },
-          });
-          await tx.credit.create({ data: { organizationId, reference, amount: BigInt(amount), ledgerEntryId: entry.id } });
-          return { entry: renderLedgerEntry(entry), created: true };
-        });
-      } catch (e) {
-        // A concurrent credit with the same reference won the race; the next attempt replays it.
-        if (attempt === 0 && isUniqueViolation(e)) continue;
-        throw e;
-      }
-    }
+    const result = await this.credits.credit(organizationId, BigInt(amount), reference);
+    if (result.outcome === "reference_reused") throw BillingErrors.creditReferenceReused(reference);
+    if (result.outcome === "no_organization") throw BillingErrors.organizationNotFound(organizationId);
+    return { entry: renderLedgerEntry(result.entry), created: result.outcome === "credited" };
   }
 
   async balance(organizationId: string): Promise<BalanceResponse> {
-    const org = await this.db.organization.findUnique({ where: { id: organizationId } });
+    const org = await this.accounts.findOrganization(organizationId);
     if (!org) throw BillingErrors.organizationNotFound(organizationId);
     return {
       organization_id: org.id,
@@ -116,11 +79,7 @@ export class AccountService {
   /** Newest first; `cursor` is the id of the last entry of the previous page. */
   async ledger(organizationId: string, limit: number, cursor?: number) {
     await this.getOrganization(organizationId);
-    const rows = await this.db.ledgerEntry.findMany({
-      where: { organizationId, ...(cursor !== undefined ? { id: { lt: BigInt(cursor) } } : {}) },
-      orderBy: { id: "desc" },
-      take: limit + 1,
-    });
+    const rows = await this.accounts.ledger(organizationId, limit + 1, cursor);
     const page = rows.slice(0, limit).map(renderLedgerEntry);
     const hasMore = rows.length > limit;
     return {
@@ -161,8 +120,4 @@ export function renderLedgerEntry(e: {
     reference: e.reference,
     created_at: e.createdAt.toISOString(),
   };
-}
-
-export function isUniqueViolation(e: unknown): boolean {
-  return e instanceof Prisma.PrismaClientKnownRequestError && e.code === "P2002";
 }

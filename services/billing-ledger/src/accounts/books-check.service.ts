@@ -1,5 +1,5 @@
 import { toMicrorub } from "@meter/contracts";
-import type { Db } from "../db";
+import type { BooksRepository } from "./books.repository";
 
 export interface OrganizationBooks {
   organization_id: string;
@@ -33,31 +33,12 @@ export interface BooksReport {
  * each day's spending the holds settled that day.
  */
 export class BooksCheckService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly books: BooksRepository) {}
 
   async run(): Promise<BooksReport> {
     const discrepancies: string[] = [];
 
-    const orgs = await this.db.$queryRaw<
-      {
-        id: string;
-        name: string;
-        balance: bigint;
-        reserved: bigint;
-        credits: bigint;
-        settled: bigint;
-        active: bigint;
-        credit_rows: bigint;
-        settled_holds: bigint;
-      }[]
-    >`
-      SELECT o.id, o.name, o.balance, o.reserved,
-        COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'credit'), 0)::bigint AS credits,
-        COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle'), 0)::bigint AS settled,
-        COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
-        COALESCE((SELECT sum(c.amount) FROM credits c WHERE c.organization_id = o.id), 0)::bigint AS credit_rows,
-        COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds
-      FROM organizations o ORDER BY o.created_at`;
+    const orgs = await this.books.organizationTotals();
 
     const organizations = orgs.map((o) => {
       const tag = `organization ${o.id} (${o.name})`;
@@ -80,75 +61,39 @@ export class BooksCheckService {
       };
     });
 
-    const badHolds = await this.db.$queryRaw<{ id: string; status: string; placed: bigint; resolutions: bigint; tombstone: boolean }[]>`
-      SELECT h.id, h.status::text AS status,
-        count(l.id) FILTER (WHERE l.kind = 'hold') AS placed,
-        count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) AS resolutions,
-        (h.organization_id IS NULL) AS tombstone
-      FROM holds h LEFT JOIN ledger_entries l ON l.hold_id = h.id
-      GROUP BY h.id
-      HAVING
-        (h.organization_id IS NULL AND count(l.id) > 0)
-        OR (h.organization_id IS NOT NULL AND count(l.id) FILTER (WHERE l.kind = 'hold') <> 1)
-        OR count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) > 1
-        OR (h.status = 'active') <> (count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) = 0 AND h.organization_id IS NOT NULL)
-        OR (h.status = 'settled' AND count(l.id) FILTER (WHERE l.kind = 'settle') <> 1)
-      LIMIT 100`;
+    const badHolds = await this.books.badHolds();
     for (const h of badHolds) {
       discrepancies.push(`hold ${h.id} (${h.status}): placed ${h.placed} times, resolved ${h.resolutions} times`);
     }
 
-    const badEntries = await this.db.$queryRaw<{ id: bigint; hold_id: string; kind: string; amount: bigint; expected: bigint | null }[]>`
-      SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
-        CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END AS expected
-      FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
-      WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
-        AND l.amount IS DISTINCT FROM (CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END)
-      LIMIT 100`;
+    const badEntries = await this.books.badEntries();
     for (const e of badEntries) {
       discrepancies.push(`ledger entry ${e.id} (${e.kind} of hold ${e.hold_id}): amount ${e.amount} != ${e.expected}`);
     }
 
-    const badUsage = await this.db.$queryRaw<{ key_id: string; day: string; spent: bigint; h_spent: bigint }[]>`
-      WITH by_day AS (
-        SELECT key_id, budget_day AS day, sum(settled)::bigint AS h_spent
-        FROM holds WHERE status = 'settled' AND settled > 0 GROUP BY key_id, budget_day
-      )
-      SELECT COALESCE(u.key_id, b.key_id) AS key_id, to_char(COALESCE(u.day, b.day), 'YYYY-MM-DD') AS day,
-        COALESCE(u.spent, 0) AS spent, COALESCE(b.h_spent, 0) AS h_spent
-      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.key_id = u.key_id AND b.day = u.day
-      WHERE COALESCE(u.spent, 0) <> COALESCE(b.h_spent, 0)
-      LIMIT 100`;
+    const badUsage = await this.books.badUsage();
     for (const u of badUsage) {
       discrepancies.push(`key ${u.key_id} on ${u.day}: spent ${u.spent} but its holds settled that day say ${u.h_spent}`);
     }
 
-    const badReserved = await this.db.$queryRaw<{ key_id: string; reserved: bigint; active: bigint }[]>`
-      SELECT k.id AS key_id, k.reserved,
-        COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)::bigint AS active
-      FROM api_keys k
-      WHERE k.reserved <> COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)
-      LIMIT 100`;
+    const badReserved = await this.books.badReserved();
     for (const k of badReserved) {
       discrepancies.push(`key ${k.key_id}: reserved ${k.reserved} != its active holds ${k.active}`);
     }
 
-    const counts = await this.db.$queryRaw<{ status: string; tombstone: boolean; n: bigint }[]>`
-      SELECT status::text AS status, (organization_id IS NULL) AS tombstone, count(*) AS n FROM holds GROUP BY 1, 2`;
+    const counts = await this.books.holdCounts();
     const holds = { active: 0, settled: 0, released: 0, expired: 0, released_unplaced: 0 };
     for (const c of counts) {
       const key = c.tombstone ? "released_unplaced" : (c.status as keyof typeof holds);
       holds[key] += Number(c.n);
     }
-    const active = await this.db.$queryRaw<{ stale: bigint; ownerless: bigint }[]>`
-      SELECT count(*) FILTER (WHERE created_at < now() - interval '1 hour') AS stale, count(*) FILTER (WHERE owner_ref IS NULL) AS ownerless
-      FROM holds WHERE status = 'active'`;
+    const active = await this.books.activeHolds();
 
     return {
       organizations,
       holds,
-      stale_active_holds: Number(active[0]?.stale ?? 0n),
-      active_holds_without_owner: Number(active[0]?.ownerless ?? 0n),
+      stale_active_holds: Number(active?.stale ?? 0n),
+      active_holds_without_owner: Number(active?.ownerless ?? 0n),
       discrepancies,
     };
   }

@@ -1,7 +1,6 @@
 import { type CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
-import type { Db } from "../db";
 import { BillingErrors } from "../errors";
-import { writeOutboxMessage } from "@meter/messaging";
+import type { CatalogRepository } from "./catalog.repository";
 
 type Row = {
   id: string;
@@ -20,7 +19,7 @@ type Row = {
  */
 export class CatalogService {
   constructor(
-    private readonly db: Db,
+    private readonly models: CatalogRepository,
     /** UPSTREAM_KEY_ENV_PATTERN: the names `provider.api_key_env` may take (besides never naming our own settings). */
     private readonly upstreamKeyEnvPattern: RegExp,
   ) {}
@@ -28,28 +27,23 @@ export class CatalogService {
   async upsert(id: string, input: ModelUpsert): Promise<{ model: CatalogModel; created: boolean }> {
     const refusal = input.provider.api_key_env && upstreamKeyEnvRefusal(input.provider.api_key_env, this.upstreamKeyEnvPattern);
     if (refusal) throw BillingErrors.upstreamKeyEnvRefused(refusal);
-    return this.db.$transaction(async (tx) => {
-      const existing = await tx.catalogModel.findUnique({ where: { id } });
-      const data = {
-        enabled: input.enabled,
-        displayName: input.display_name ?? null,
-        provider: input.provider as object,
-        operations: input.operations as object,
-      };
-      const row = existing ? await tx.catalogModel.update({ where: { id }, data }) : await tx.catalogModel.create({ data: { id, ...data } });
-      await writeOutboxMessage(tx, "billing.catalog.changed", { version: "v1", model_id: id });
-      return { model: render(row), created: !existing };
+    const { row, created } = await this.models.upsert(id, {
+      enabled: input.enabled,
+      displayName: input.display_name ?? null,
+      provider: input.provider as object,
+      operations: input.operations as object,
     });
+    return { model: render(row), created };
   }
 
   async get(id: string): Promise<CatalogModel> {
-    const row = await this.db.catalogModel.findUnique({ where: { id } });
+    const row = await this.models.find(id);
     if (!row) throw BillingErrors.modelNotFound(id);
     return render(row);
   }
 
   async list(): Promise<CatalogModel[]> {
-    const rows = await this.db.catalogModel.findMany({ orderBy: { id: "asc" } });
+    const rows = await this.models.list();
     return rows.map(render);
   }
 

@@ -8,10 +8,10 @@ import {
   type VerifySessionResponse,
 } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
-import type { Db } from "../db";
 import type { CabinetSessionRepository, DbClient, SessionRow } from "./cabinet-session.repository";
 import type { DirectoryRepository } from "../accounts/directory.repository";
 import { newSecretToken, secretTokenHash } from "./secret-token";
+import type { UserRepository } from "./user.repository";
 
 /** Who opened a session, as the gateway saw them (kept on the session for the operator's eyes). */
 export interface ClientContext {
@@ -20,7 +20,7 @@ export interface ClientContext {
 }
 
 export interface SessionServiceDeps {
-  db: Db;
+  users: UserRepository;
   sessions: CabinetSessionRepository;
   directory: DirectoryRepository;
   /** CABINET_SESSION_TTL_HOURS: a session ends this long after it was opened, whatever happens. */
@@ -67,7 +67,7 @@ export class SessionService {
     const row = await this.live(identity);
     const session = { id: row.id, expires_at: row.expiresAt.toISOString() };
     if (identity.role === "operator") return { object: "cabinet_session", role: "operator", budget_timezone: this.deps.timezone, session };
-    const user = await this.deps.db.user.findUniqueOrThrow({ where: { id: identity.user_id }, select: { id: true, email: true } });
+    const user = await this.deps.users.contact(identity.user_id);
     const organizations = await this.deps.directory.organizationsOf(identity.user_id);
     let organizationId = row.organizationId;
     // Signed in before they belonged anywhere, and added since: the session starts where a new one would.

@@ -1,15 +1,15 @@
 import { INVITATION_TOKEN_PREFIX, type SessionGrant } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
-import type { Db } from "../db";
 import type { CabinetSessionRepository } from "./cabinet-session.repository";
 import type { InvitationRepository } from "./invitation.repository";
 import { hashPassword, passwordMatches } from "./password";
 import { secretTokenHash } from "./secret-token";
 import type { ClientContext, SessionService } from "./session.service";
 import type { SignInThrottle } from "./sign-in-throttle.service";
+import type { UserRepository } from "./user.repository";
 
 export interface SignInServiceDeps {
-  db: Db;
+  users: UserRepository;
   sessions: SessionService;
   sessionRows: CabinetSessionRepository;
   invitations: InvitationRepository;
@@ -24,12 +24,12 @@ export class SignInService {
   async signIn(email: string, password: string, ctx: ClientContext): Promise<SessionGrant> {
     const normalized = normalizeEmail(email);
     const attempt = await this.deps.throttle.admit(normalized, ctx.address);
-    const user = await this.deps.db.user.findUnique({ where: { email: normalized }, select: { id: true, passwordHash: true } });
+    const user = await this.deps.users.credentials(normalized);
     // Checked even without a user (against a decoy), so an unknown email answers as slowly as a wrong password.
     const matches = await passwordMatches(user?.passwordHash ?? null, password);
     if (!user || !matches) throw CabinetErrors.invalidCredentials();
     await attempt.succeeded();
-    await this.deps.db.user.update({ where: { id: user.id }, data: { lastSignInAt: this.deps.clock() } });
+    await this.deps.users.signedIn(user.id, this.deps.clock());
     return this.deps.sessions.open(user.id, ctx);
   }
 
@@ -41,11 +41,11 @@ export class SignInService {
     if (!token.startsWith(INVITATION_TOKEN_PREFIX)) throw CabinetErrors.invitationInvalid();
     // Hashed before the transaction: a tenth of a second of CPU should hold no row lock.
     const passwordHash = await hashPassword(password);
-    return this.deps.db.$transaction(async (tx) => {
+    return this.deps.users.transaction(async (tx) => {
       const now = this.deps.clock();
       const invitation = await this.deps.invitations.consume(secretTokenHash(token), now, tx);
       if (!invitation) throw CabinetErrors.invitationInvalid();
-      await tx.user.update({ where: { id: invitation.userId }, data: { passwordHash, passwordSetAt: now, lastSignInAt: now } });
+      await this.deps.users.setPassword(invitation.userId, passwordHash, now, tx);
       await this.deps.sessionRows.revokeAllOf(invitation.userId, now, tx);
       return this.deps.sessions.open(invitation.userId, ctx, tx);
     });

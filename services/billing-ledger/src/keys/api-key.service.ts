@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { toMicrorub, type Scope, type VerifyKeyResponse } from "@meter/contracts";
-import type { Db } from "../db";
 import { BillingErrors } from "../errors";
-import { writeOutboxMessage } from "@meter/messaging";
+import type { ApiKeyRepository } from "./api-key.repository";
 
 const KEY_PREFIX = "mtr_";
 /** Characters of the key kept in clear so a holder can tell keys apart. */
@@ -31,7 +30,7 @@ export interface ApiKeyDto {
  * nothing for a key of that entropy and would cost every uncached verification).
  */
 export class ApiKeyService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly keys: ApiKeyRepository) {}
 
   async create(input: {
     user_id: string;
@@ -40,65 +39,44 @@ export class ApiKeyService {
     daily_budget_microrub: number;
     name?: string | undefined;
   }): Promise<ApiKeyDto & { key: string }> {
-    const membership = await this.db.membership.findUnique({
-      where: { organizationId_userId: { organizationId: input.organization_id, userId: input.user_id } },
-    });
-    if (!membership) {
-      const [user, org] = await Promise.all([
-        this.db.user.findUnique({ where: { id: input.user_id } }),
-        this.db.organization.findUnique({ where: { id: input.organization_id } }),
-      ]);
-      if (!user) throw BillingErrors.userNotFound(input.user_id);
-      if (!org) throw BillingErrors.organizationNotFound(input.organization_id);
-      throw BillingErrors.notAMember();
-    }
+    const membership = await this.keys.membership(input.organization_id, input.user_id);
+    if (membership === "no_user") throw BillingErrors.userNotFound(input.user_id);
+    if (membership === "no_organization") throw BillingErrors.organizationNotFound(input.organization_id);
+    if (membership === "not_member") throw BillingErrors.notAMember();
     const key = KEY_PREFIX + randomBytes(24).toString("base64url");
-    const row = await this.db.apiKey.create({
-      data: {
-        userId: input.user_id,
-        organizationId: input.organization_id,
-        name: input.name ?? null,
-        prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-        keyHash: hashKey(key),
-        scopes: [...new Set(input.scopes)],
-        dailyBudget: BigInt(input.daily_budget_microrub),
-      },
+    const row = await this.keys.create({
+      userId: input.user_id,
+      organizationId: input.organization_id,
+      name: input.name ?? null,
+      prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+      keyHash: hashKey(key),
+      scopes: [...new Set(input.scopes)],
+      dailyBudget: BigInt(input.daily_budget_microrub),
     });
     return { ...renderKey(row), key };
   }
 
   async get(id: string): Promise<ApiKeyDto> {
-    const row = await this.db.apiKey.findUnique({ where: { id } });
+    const row = await this.keys.find(id);
     if (!row) throw BillingErrors.keyNotFound(id);
     return renderKey(row);
   }
 
   async list(filter: { organization_id?: string | undefined; user_id?: string | undefined }): Promise<ApiKeyDto[]> {
-    const rows = await this.db.apiKey.findMany({
-      where: {
-        ...(filter.organization_id ? { organizationId: filter.organization_id } : {}),
-        ...(filter.user_id ? { userId: filter.user_id } : {}),
-      },
-      orderBy: { createdAt: "desc" },
-    });
+    const rows = await this.keys.list({ organizationId: filter.organization_id, userId: filter.user_id });
     return rows.map(renderKey);
   }
 
   /** Revoking is final; gateways hear of it on the bus and drop the key from their caches at once. */
   async revoke(id: string): Promise<ApiKeyDto> {
-    return this.db.$transaction(async (tx) => {
-      const row = await tx.apiKey.findUnique({ where: { id } });
-      if (!row) throw BillingErrors.keyNotFound(id);
-      if (row.status === "revoked") return renderKey(row);
-      const updated = await tx.apiKey.update({ where: { id }, data: { status: "revoked", revokedAt: new Date() } });
-      await writeOutboxMessage(tx, "billing.key.revoked", { version: "v1", key_id: id });
-      return renderKey(updated);
-    });
+    const row = await this.keys.revoke(id, new Date());
+    if (!row) throw BillingErrors.keyNotFound(id);
+    return renderKey(row);
   }
 
   async verify(key: string): Promise<VerifyKeyResponse> {
     if (!key.startsWith(KEY_PREFIX)) throw BillingErrors.invalidKey();
-    const row = await this.db.apiKey.findUnique({ where: { keyHash: hashKey(key) } });
+    const row = await this.keys.findByHash(hashKey(key));
     if (!row || row.status !== "active") throw BillingErrors.invalidKey();
     return {
       identity: {

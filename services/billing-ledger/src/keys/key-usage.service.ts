@@ -1,6 +1,6 @@
 import { toMicrorub } from "@meter/contracts";
-import type { Db } from "../db";
 import { BillingErrors } from "../errors";
+import type { ApiKeyRepository } from "./api-key.repository";
 
 export interface KeyUsage {
   object: "key_usage";
@@ -22,21 +22,14 @@ export interface KeyUsage {
  */
 export class KeyUsageService {
   constructor(
-    private readonly db: Db,
+    private readonly keys: ApiKeyRepository,
     private readonly timezone: string,
     /** Tests move the clock across midnight, as they do for apply_hold_ops; otherwise the database's now(). */
     private readonly clock?: () => Date,
   ) {}
 
   async usage(keyId: string): Promise<KeyUsage> {
-    const at = this.clock?.() ?? null;
-    const rows = await this.db.$queryRaw<{ day: string; spent: bigint; reserved: bigint; daily_budget: bigint }[]>`
-      SELECT to_char(d.day, 'YYYY-MM-DD') AS day, COALESCE(u.spent, 0)::bigint AS spent, k.reserved, k.daily_budget
-      FROM api_keys k
-      CROSS JOIN (SELECT (COALESCE(${at}::timestamptz, now()) AT TIME ZONE ${this.timezone})::date AS day) d
-      LEFT JOIN key_daily_usage u ON u.key_id = k.id AND u.day = d.day
-      WHERE k.id = ${keyId}::uuid`;
-    const row = rows[0];
+    const row = await this.keys.dailyUsage(keyId, this.timezone, this.clock?.() ?? null);
     if (!row) throw BillingErrors.keyNotFound(keyId);
     const left = row.daily_budget - row.spent - row.reserved;
     return {
