@@ -2,9 +2,9 @@ import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
 import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createHoldOwners, type HoldOwners } from "./holds/hold-owners.adapter";
-import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./cabinet.services";
+import { createCabinetServices, type CabinetOptions } from "./cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
-import { createApp } from "./app";
+import { createApp, type BillingServices } from "./app";
 import type { BillingConfig } from "./config";
 import { startHoldCommandConsumer } from "./holds/hold-commands.consumer";
 import { createDatabase, type BillingDatabase } from "./db";
@@ -22,15 +22,8 @@ import { HoldExpiryService } from "./holds/hold-expiry.service";
 import { HoldService } from "./holds/hold.service";
 import { KeyUsageService } from "./keys/key-usage.service";
 
-export interface BillingServices {
-  holdReads: HoldRepository;
-  holds: HoldService;
-  accounts: AccountService;
-  keys: ApiKeyService;
-  keyUsage: KeyUsageService;
-  catalog: CatalogService;
-  cabinet: CabinetServices;
-}
+/** What createBillingServices builds; app.ts declares it, as what its routes are given. */
+export type { BillingServices };
 
 export interface BillingServicesOptions {
   /** BUDGET_TIMEZONE. */

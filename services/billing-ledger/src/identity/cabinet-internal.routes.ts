@@ -1,13 +1,14 @@
 import { Router } from "express";
 import { CabinetEndpoints } from "@meter/contracts";
 import { onlyFrom, parseInput } from "@meter/service-kit";
-import type { CabinetServices } from "../cabinet.services";
+import type { SessionService } from "./session.service";
+import type { SignInService } from "./sign-in.service";
 
 /**
  * What only the gateway asks (signed as itself): sign-ins, which open sessions, and the check of a
  * session cookie on every cabinet request.
  */
-export function cabinetInternalRoutes(c: CabinetServices): Router {
+export function cabinetInternalRoutes(c: { signIn: SignInService; sessions: SessionService }): Router {
   const r = Router();
   const { signIn, acceptInvitation, operatorSession, verifySession } = CabinetEndpoints;
 
