@@ -3,13 +3,13 @@ import type { Db } from "../db";
 import type { ApiKey } from "../generated/prisma/client";
 
 /** Why a user may not hold a key of an organization, or "member" when they may. */
-export type Membership = "member" | "no_user" | "no_organization" | "not_member";
+export type MembershipCheck = "member" | "no_user" | "no_organization" | "not_member";
 
 /** API keys (only their SHA-256 is stored) and what a key's daily budget has used. */
 export class ApiKeyRepository {
   constructor(private readonly db: Db) {}
 
-  async membership(organizationId: string, userId: string): Promise<Membership> {
+  async membership(organizationId: string, userId: string): Promise<MembershipCheck> {
     const membership = await this.db.membership.findUnique({ where: { organizationId_userId: { organizationId, userId } } });
     if (membership) return "member";
     const [user, org] = await Promise.all([
