@@ -1,13 +1,30 @@
 import type { Express } from "express";
 import { createServiceApp, jsonBody, requireIdentity, type InternalAuth, type Logger, type Metrics, type ReadinessCheck } from "@meter/service-kit";
-import type { BillingServices } from "./composition";
-import { adminRoutes } from "./http/admin.routes";
-import { cabinetAdminRoutes } from "./http/cabinet-admin.routes";
-import { cabinetInternalRoutes } from "./http/cabinet-internal.routes";
-import { cabinetRoutes } from "./http/cabinet.routes";
+import type { AccountService } from "./accounts/account.service";
+import { accountsAdminRoutes, memberMoneyRoutes } from "./accounts/accounts.routes";
+import type { CabinetServices } from "./cabinet.services";
+import { catalogAdminRoutes, catalogInternalRoutes, catalogPublicRoutes } from "./catalog/catalog.routes";
+import type { CatalogService } from "./catalog/catalog.service";
+import type { HoldRepository } from "./holds/hold.repository";
+import type { HoldService } from "./holds/hold.service";
+import { holdsAdminRoutes, holdsInternalRoutes } from "./holds/holds.routes";
 import { operatorOnly } from "./http/session-identity";
-import { internalRoutes } from "./http/internal.routes";
-import { publicRoutes } from "./http/public.routes";
+import { cabinetInternalRoutes } from "./identity/cabinet-internal.routes";
+import { invitationAdminRoutes, sessionRoutes } from "./identity/identity.routes";
+import type { ApiKeyService } from "./keys/api-key.service";
+import type { KeyUsageService } from "./keys/key-usage.service";
+import { keysAdminRoutes, keysInternalRoutes, memberKeysRoutes } from "./keys/keys.routes";
+
+/** billing's rules, as the routes are given them (composition.ts builds them). */
+export interface BillingServices {
+  holdReads: HoldRepository;
+  holds: HoldService;
+  accounts: AccountService;
+  keys: ApiKeyService;
+  keyUsage: KeyUsageService;
+  catalog: CatalogService;
+  cabinet: CabinetServices;
+}
 
 export interface AppDeps {
   auth: InternalAuth;
@@ -17,8 +34,11 @@ export interface AppDeps {
   readiness: ReadinessCheck[];
 }
 
+/** The doors, each with the features' routes behind it. */
 export function createApp(deps: AppDeps): Express {
   const body = jsonBody({ limit: "1mb" });
+  const s = deps.services;
+  const c = s.cabinet;
   return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: deps.readiness }, (app) => {
     // The operator: with ADMIN_TOKEN (admin) or signed in to the web cabinet (an operator session).
     app.use(
@@ -26,14 +46,23 @@ export function createApp(deps: AppDeps): Express {
       requireIdentity(deps.auth, { kinds: ["admin", "session"], from: ["gateway"] }),
       operatorOnly,
       body,
-      adminRoutes(deps.services),
-      cabinetAdminRoutes(deps.services.cabinet),
+      accountsAdminRoutes({ accounts: s.accounts, directory: c.directory, money: c.money }),
+      keysAdminRoutes(s),
+      catalogAdminRoutes(s.catalog),
+      holdsAdminRoutes(s),
+      invitationAdminRoutes(c.invitations),
     );
     // Internal routes carry their full paths (the contracts' endpoints); the door guards the prefix.
     app.use("/internal/v1", requireIdentity(deps.auth, { kinds: ["service"], from: ["gateway", "text", "media-jobs", "media-jobs-worker"] }), body);
-    app.use(internalRoutes(deps.services));
-    app.use(cabinetInternalRoutes(deps.services.cabinet));
-    app.use("/cabinet/v1", requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }), body, cabinetRoutes(deps.services.cabinet));
-    app.use("/v1", requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }), publicRoutes(deps.services));
+    app.use(keysInternalRoutes(s.keys), catalogInternalRoutes(s.catalog), holdsInternalRoutes(s.holds), cabinetInternalRoutes(c));
+    app.use(
+      "/cabinet/v1",
+      requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }),
+      body,
+      sessionRoutes(c.sessions),
+      memberMoneyRoutes(c),
+      memberKeysRoutes(c.memberKeys),
+    );
+    app.use("/v1", requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }), catalogPublicRoutes(s.catalog));
   });
 }

@@ -1,32 +1,29 @@
 import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
 import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
-import { createHoldOwners, type HoldOwners } from "./adapters/hold-owners.adapter";
-import { createCabinetServices, type CabinetOptions, type CabinetServices } from "./services/cabinet.services";
+import { createHoldOwners, type HoldOwners } from "./holds/hold-owners.adapter";
+import { createCabinetServices, type CabinetOptions } from "./cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
-import { createApp } from "./app";
+import { createApp, type BillingServices } from "./app";
 import type { BillingConfig } from "./config";
-import { startHoldCommandConsumer } from "./consumers/hold-commands.consumer";
+import { startHoldCommandConsumer } from "./holds/hold-commands.consumer";
 import { createDatabase, type BillingDatabase } from "./db";
-import { HoldOpsRepository } from "./repositories/hold-ops.repository";
-import { HoldRepository } from "./repositories/hold.repository";
-import { AccountService } from "./services/account.service";
-import { ApiKeyService } from "./services/api-key.service";
-import { CatalogService } from "./services/catalog.service";
-import { HoldAuditService } from "./services/hold-audit.service";
-import { HoldExpiryService } from "./services/hold-expiry.service";
-import { HoldService } from "./services/hold.service";
-import { KeyUsageService } from "./services/key-usage.service";
+import { CreditRepository } from "./holds/credit.repository";
+import { HoldOpsRepository } from "./holds/hold-ops.repository";
+import { HoldRepository } from "./holds/hold.repository";
+import { AccountRepository } from "./accounts/account.repository";
+import { AccountService } from "./accounts/account.service";
+import { ApiKeyRepository } from "./keys/api-key.repository";
+import { ApiKeyService } from "./keys/api-key.service";
+import { CatalogRepository } from "./catalog/catalog.repository";
+import { CatalogService } from "./catalog/catalog.service";
+import { HoldAuditService } from "./holds/hold-audit.service";
+import { HoldExpiryService } from "./holds/hold-expiry.service";
+import { HoldService } from "./holds/hold.service";
+import { KeyUsageService } from "./keys/key-usage.service";
 
-export interface BillingServices {
-  holdReads: HoldRepository;
-  holds: HoldService;
-  accounts: AccountService;
-  keys: ApiKeyService;
-  keyUsage: KeyUsageService;
-  catalog: CatalogService;
-  cabinet: CabinetServices;
-}
+/** What createBillingServices builds; app.ts declares it, as what its routes are given. */
+export type { BillingServices };
 
 export interface BillingServicesOptions {
   /** BUDGET_TIMEZONE. */
@@ -58,16 +55,17 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
     },
   });
   const holdReads = new HoldRepository(db);
-  const accounts = new AccountService(db);
-  const keys = new ApiKeyService(db);
-  const keyUsage = new KeyUsageService(db, opts.timezone, opts.clock);
+  const accounts = new AccountService(new AccountRepository(db), new CreditRepository(db));
+  const keyRows = new ApiKeyRepository(db);
+  const keys = new ApiKeyService(keyRows);
+  const keyUsage = new KeyUsageService(keyRows, opts.timezone, opts.clock);
   return {
     holdReads,
     holds: new HoldService(holdOps, holdReads),
     accounts,
     keys,
     keyUsage,
-    catalog: new CatalogService(db, opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
+    catalog: new CatalogService(new CatalogRepository(db), opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
     cabinet: createCabinetServices(database, { accounts, keys, keyUsage, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
   };
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { BooksCheckService, formatBooksReport } from "../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../src/accounts/books-check.service";
+import { BooksRepository } from "../src/accounts/books.repository";
 import { holdCalls, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
@@ -18,7 +19,7 @@ it("balances after real traffic and names each kind of discrepancy it finds", as
   expect((await ops.settle(ids[0]!, 4_000)).status).toBe(200);
   expect((await ops.release(ids[1]!, "t")).status).toBe(200);
 
-  const books = new BooksCheckService(h.db);
+  const books = new BooksCheckService(new BooksRepository(h.db));
   const clean = await books.run();
   expect(clean.discrepancies).toEqual([]);
   expect(clean.holds).toMatchObject({ active: 1, settled: 1, released: 1 });
@@ -56,7 +57,7 @@ it("reports active holds without an owner (placed before owners were recorded) w
   } finally {
     await h.db.$executeRawUnsafe("ALTER TABLE holds ADD CONSTRAINT holds_active_has_owner CHECK (status <> 'active' OR owner_ref IS NOT NULL) NOT VALID");
   }
-  const report = await new BooksCheckService(h.db).run();
+  const report = await new BooksCheckService(new BooksRepository(h.db)).run();
   expect(report.active_holds_without_owner).toBe(1);
   expect(report.discrepancies).toEqual([]);
   expect(formatBooksReport(report, "test")).toContain("1 active holds have no owner");

@@ -5,8 +5,8 @@ import type { AddressInfo } from "node:net";
 import { HoldOwnerEndpoints, type HoldAuditRequest, type HoldAuditVerdict, type HoldSource } from "@meter/contracts";
 import { createLogger, createServiceApp, jsonBody, Metrics, parseInput, requireIdentity } from "@meter/service-kit";
 import { testAuth } from "@meter/testing";
-import { createHoldOwners, type HoldOwners } from "../src/adapters/hold-owners.adapter";
-import { HoldAuditService } from "../src/services/hold-audit.service";
+import { createHoldOwners, type HoldOwners } from "../src/holds/hold-owners.adapter";
+import { HoldAuditService } from "../src/holds/hold-audit.service";
 import { counterValue, placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 /**

@@ -7,9 +7,9 @@ import { createLogger, Metrics } from "@meter/service-kit";
 import { createTestVhost, type TestVhost } from "@meter/testing";
 import type { Counter } from "prom-client";
 import { createBillingServices } from "../src/composition";
-import { startHoldCommandConsumer } from "../src/consumers/hold-commands.consumer";
+import { startHoldCommandConsumer } from "../src/holds/hold-commands.consumer";
 import { createDatabase } from "../src/db";
-import type { HoldService } from "../src/services/hold.service";
+import type { HoldService } from "../src/holds/hold.service";
 import { counterValue, holdCalls, placeOp, seedAccount, startBilling, until, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;

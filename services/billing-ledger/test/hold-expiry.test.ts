@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Metrics, createLogger } from "@meter/service-kit";
-import { HoldExpiryService } from "../src/services/hold-expiry.service";
+import { HoldExpiryService } from "../src/holds/hold-expiry.service";
 import { holdCalls, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;

@@ -3,7 +3,7 @@ import { BillingEndpoints } from "@meter/contracts";
 import { AppError, Metrics } from "@meter/service-kit";
 import { createBillingServices, type BillingServices } from "../src/composition";
 import { createDatabase, type BillingDatabase as Database } from "../src/db";
-import type { LedgerOp } from "../src/repositories/hold-ops.repository";
+import type { LedgerOp } from "../src/holds/hold-ops.repository";
 import { counterValue, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 /**

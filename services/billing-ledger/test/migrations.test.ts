@@ -6,7 +6,8 @@ import { Client } from "pg";
 import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
 import { testDatabaseNamePrefix } from "@meter/testing";
 import { createDatabase } from "../src/db";
-import { BooksCheckService, formatBooksReport } from "../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../src/accounts/books-check.service";
+import { BooksRepository } from "../src/accounts/books.repository";
 import { SERVICE_DIR } from "./support/billing-harness";
 
 const MIGRATIONS = path.join(SERVICE_DIR, "prisma", "migrations");
@@ -102,7 +103,7 @@ describe("the migration to owned holds and budgets across midnight", () => {
 
     const database = createDatabase(url, 2);
     try {
-      const report = await new BooksCheckService(database.prisma).run();
+      const report = await new BooksCheckService(new BooksRepository(database.prisma)).run();
       expect(report.discrepancies).toEqual([]);
       // Legacy holds have no owner: reported, not failed.
       expect(report.active_holds_without_owner).toBe(2);
@@ -112,7 +113,7 @@ describe("the migration to owned holds and budgets across midnight", () => {
         JSON.stringify([{ op: "settle", hold_id: active2, amount_microrub: 1_500 }]),
       ]);
       expect((await client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "1000" }]);
-      expect((await new BooksCheckService(database.prisma).run()).discrepancies).toEqual([]);
+      expect((await new BooksCheckService(new BooksRepository(database.prisma)).run()).discrepancies).toEqual([]);
     } finally {
       await database.close();
     }

@@ -2,7 +2,8 @@ import { parseArgs } from "node:util";
 import { Client } from "pg";
 import { defaultDatabaseName } from "@meter/contracts";
 import { createDatabase } from "../db";
-import { BooksCheckService, formatBooksReport } from "../services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../accounts/books-check.service";
+import { BooksRepository } from "../accounts/books.repository";
 
 /**
  * `pnpm ledger:check`: proves the books of the billing database (BILLING_LEDGER_DATABASE_URL), or with
@@ -21,7 +22,7 @@ async function main(): Promise<number> {
   for (const url of urls) {
     const database = createDatabase(url, 2);
     try {
-      const report = await new BooksCheckService(database.prisma).run();
+      const report = await new BooksCheckService(new BooksRepository(database.prisma)).run();
       console.log(formatBooksReport(report, new URL(url).pathname.slice(1)));
       if (report.discrepancies.length > 0) failed++;
     } finally {

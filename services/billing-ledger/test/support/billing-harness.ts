@@ -9,7 +9,8 @@ import type { BillingServices } from "../../src/composition";
 import { compose, type BillingOverrides } from "../../src/composition";
 import { loadConfig } from "../../src/config";
 import type { BillingDatabase as Database, Db } from "../../src/db";
-import { BooksCheckService, formatBooksReport } from "../../src/services/books-check.service";
+import { BooksCheckService, formatBooksReport } from "../../src/accounts/books-check.service";
+import { BooksRepository } from "../../src/accounts/books.repository";
 
 export const SERVICE_DIR = path.resolve(__dirname, "../..");
 
@@ -75,7 +76,7 @@ export async function startBilling(
     metrics,
     call,
     async assertBooksBalance() {
-      const report = await new BooksCheckService(db).run();
+      const report = await new BooksCheckService(new BooksRepository(db)).run();
       if (report.discrepancies.length > 0) throw new Error(formatBooksReport(report, database.url));
     },
     async close() {

@@ -1,0 +1,49 @@
+import { isUniqueViolation, type Db } from "../db";
+import type { LedgerEntry, Membership, Organization, User } from "../generated/prisma/client";
+
+/** Users, organizations and memberships as the admin API keeps them, and an organization's ledger. */
+export class AccountRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The user with this (normalized) email, made when there is none; a concurrent maker's user is found. */
+  async findOrCreateUser(email: string): Promise<{ user: User; created: boolean }> {
+    const existing = await this.db.user.findUnique({ where: { email } });
+    if (existing) return { user: existing, created: false };
+    try {
+      return { user: await this.db.user.create({ data: { email } }), created: true };
+    } catch (e) {
+      if (isUniqueViolation(e)) return this.findOrCreateUser(email);
+      throw e;
+    }
+  }
+
+  async findUser(id: string): Promise<User | undefined> {
+    return (await this.db.user.findUnique({ where: { id } })) ?? undefined;
+  }
+
+  async createOrganization(name: string): Promise<Organization> {
+    return this.db.organization.create({ data: { name } });
+  }
+
+  async findOrganization(id: string): Promise<Organization | undefined> {
+    return (await this.db.organization.findUnique({ where: { id } })) ?? undefined;
+  }
+
+  /** Idempotent: a member added twice keeps the first membership. */
+  async addMember(organizationId: string, userId: string): Promise<Membership> {
+    return this.db.membership.upsert({
+      where: { organizationId_userId: { organizationId, userId } },
+      create: { organizationId, userId },
+      update: {},
+    });
+  }
+
+  /** Up to `limit` entries, newest first, older than entry `before` when given. */
+  async ledger(organizationId: string, limit: number, before?: number): Promise<LedgerEntry[]> {
+    return this.db.ledgerEntry.findMany({
+      where: { organizationId, ...(before !== undefined ? { id: { lt: BigInt(before) } } : {}) },
+      orderBy: { id: "desc" },
+      take: limit,
+    });
+  }
+}

@@ -1,0 +1,37 @@
+import type { Hold } from "@meter/contracts";
+import type { AppError } from "@meter/service-kit";
+import { BillingErrors } from "../errors";
+import { HoldBatchNotApplied, type HoldOpResult, type HoldOutcome, type LedgerOp } from "./hold-ops.repository";
+
+/**
+ * What each outcome of `apply_hold_ops` answers its caller: null when the op stands (the hold is the
+ * answer, a replay included), or the error it is refused with. The one table of these rules.
+ */
+const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null) => AppError) | null> = {
+  placed: null,
+  exists: null,
+  settled: null,
+  released: null,
+  released_unplaced: null,
+  expired: null,
+  already: null,
+  id_reused: (op) => BillingErrors.holdIdReused(op.hold_id),
+  invalid_key: () => BillingErrors.invalidKey(),
+  daily_budget_exceeded: () => BillingErrors.dailyBudgetExceeded(),
+  insufficient_balance: () => BillingErrors.insufficientBalance(),
+  conflict: (op, hold) => BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
+  exceeds_hold: (op) => BillingErrors.settleExceedsHold(op.hold_id),
+  not_found: (op) => BillingErrors.holdNotFound(op.hold_id),
+};
+
+/** The answer to one op: the hold it left, or the AppError it is refused with. */
+export function answerOf(op: LedgerOp, result: HoldOpResult | Error): Hold | AppError {
+  if (result instanceof Error) {
+    const transient = result instanceof HoldBatchNotApplied && result.reason !== "error";
+    return transient ? BillingErrors.holdsBusy() : BillingErrors.holdOpFailed(op.hold_id, result);
+  }
+  const refusal = REFUSALS[result.outcome];
+  if (refusal) return refusal(op, result.hold);
+  if (!result.hold) return BillingErrors.holdOpFailed(op.hold_id, new Error(`outcome ${result.outcome} without a hold`));
+  return result.hold;
+}

@@ -1,0 +1,137 @@
+import type { HoldAuditVerdict, HoldSource } from "@meter/contracts";
+import type { Logger } from "@meter/service-kit";
+import type { Counter } from "prom-client";
+import type { HoldOwners } from "./hold-owners.adapter";
+import type { LedgerOp } from "./hold-ops.repository";
+import type { HoldRepository } from "./hold.repository";
+import type { HoldService } from "./hold.service";
+import { everyInterval, type Stoppable } from "./interval";
+
+/** The most holds one audit call names (HoldAuditRequest's limit). */
+const MAX_PER_CALL = 500;
+
+export interface HoldAuditOptions {
+  /** Holds active longer than this are asked about (HOLD_AUDIT_AFTER_MS). */
+  afterMs: number;
+  /** Holds per call to an owner. */
+  batchSize?: number;
+  /** At most this many holds per owner in one pass; the rest wait for the next pass. */
+  maxPerPass?: number;
+}
+
+export interface HoldAuditMetrics {
+  verdicts: Counter<"source" | "verdict">;
+  unreachable: Counter<"source">;
+}
+
+export interface HoldAuditPass {
+  asked: number;
+  /** Holds this pass settled or released on their owner's word. */
+  resolved: number;
+  /** Owners that could not be asked this pass. */
+  unreachable: HoldSource[];
+}
+
+/**
+ * The hold audit: every hold is owned by a record of the service that placed it (`source`,
+ * `owner_ref`), and that service resolves it. A hold still active after HOLD_AUDIT_AFTER_MS is asked
+ * about: the owner answers, per hold, that it is still working on it (nothing is done), how it resolved
+ * it (billing applies that settlement or release, in case the owner's own command was lost), or that no
+ * record of it holds this hold (billing releases it, the ledger entry saying so). An owner that cannot
+ * be reached changes nothing: its holds stay until it answers, or until the expiry sweep.
+ */
+export class HoldAuditService {
+  constructor(
+    private readonly holdReads: HoldRepository,
+    private readonly holds: HoldService,
+    private readonly owners: HoldOwners,
+    private readonly opts: HoldAuditOptions,
+    private readonly logger: Logger,
+    private readonly metrics: HoldAuditMetrics,
+  ) {}
+
+  async run(): Promise<HoldAuditPass> {
+    const pass: HoldAuditPass = { asked: 0, resolved: 0, unreachable: [] };
+    const createdBefore = new Date(Date.now() - this.opts.afterMs);
+    const batchSize = Math.min(this.opts.batchSize ?? MAX_PER_CALL, MAX_PER_CALL);
+    const maxPerPass = this.opts.maxPerPass ?? 10_000;
+    for (const source of this.owners.sources()) {
+      let after: { createdAt: Date; id: string } | undefined;
+      for (let asked = 0; asked < maxPerPass;) {
+        const page = await this.holdReads.activeOwnedBy(source, createdBefore, batchSize, after);
+        if (page.length === 0) break;
+        const last = page.at(-1)!;
+        after = { createdAt: last.created_at, id: last.hold_id };
+        asked += page.length;
+        pass.asked += page.length;
+        let verdicts: HoldAuditVerdict[];
+        try {
+          verdicts = await this.owners.audit(
+            source,
+            page.map(({ hold_id, owner_ref }) => ({ hold_id, owner_ref })),
+          );
+        } catch (err) {
+          this.metrics.unreachable.inc({ source });
+          this.logger.warn({ source, holds: page.length, err }, "hold audit: the owner could not be asked; its holds stay as they are");
+          pass.unreachable.push(source);
+          break;
+        }
+        pass.resolved += await this.applyVerdicts(source, new Set(page.map((h) => h.hold_id)), verdicts);
+        if (page.length < batchSize) break;
+      }
+    }
+    return pass;
+  }
+
+  start(intervalMs: number): Stoppable {
+    return everyInterval(
+      intervalMs,
+      () => this.run(),
+      (e) => this.logger.error({ err: e }, "hold audit pass failed"),
+    );
+  }
+
+  /** Applies what the owner decided, in one batch; returns how many holds it resolved. */
+  private async applyVerdicts(source: HoldSource, asked: Set<string>, verdicts: HoldAuditVerdict[]): Promise<number> {
+    const ops: LedgerOp[] = [];
+    const seen = new Set<string>();
+    for (const v of verdicts) {
+      // An owner speaks only for the holds it was asked about, once each.
+      if (!asked.has(v.hold_id) || seen.has(v.hold_id)) continue;
+      seen.add(v.hold_id);
+      this.metrics.verdicts.inc({ source, verdict: v.status });
+      const op = opFor(source, v);
+      if (op) ops.push(op);
+    }
+    if (ops.length === 0) return 0;
+    const results = await this.holds.apply(ops);
+    let resolved = 0;
+    results.forEach((r, i) => {
+      const op = ops[i]!;
+      const log = { source, hold_id: op.hold_id, op: op.op, ...("reason" in op ? { reason: op.reason } : {}) };
+      if (r instanceof Error) {
+        this.logger.warn({ ...log, err: r }, "hold audit: could not apply the owner's verdict; the next pass asks again");
+      } else if (r.outcome === "settled" || r.outcome === "released") {
+        resolved++;
+        // Worth a look: the owner's own settlement or release did not arrive.
+        this.logger.warn({ ...log, outcome: r.outcome }, "hold audit resolved a hold its owner had left active");
+      } else if (r.outcome !== "already") {
+        this.logger.error({ ...log, outcome: r.outcome, status: r.hold?.status }, "hold audit: the owner's verdict does not fit the hold; left as it is");
+      }
+    });
+    return resolved;
+  }
+}
+
+function opFor(source: HoldSource, v: HoldAuditVerdict): LedgerOp | undefined {
+  switch (v.status) {
+    case "pending":
+      return undefined;
+    case "settle":
+      return { op: "settle", hold_id: v.hold_id, amount_microrub: v.amount_microrub };
+    case "release":
+      return { op: "release", hold_id: v.hold_id, reason: v.reason };
+    case "absent":
+      return { op: "release", hold_id: v.hold_id, reason: `no request behind it at ${source}` };
+  }
+}

@@ -1,0 +1,78 @@
+import { CommandQueues } from "@meter/contracts";
+import { NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "@meter/messaging";
+import type { Logger } from "@meter/service-kit";
+import { Counter } from "prom-client";
+import type { HoldOpResult, LedgerOp } from "./hold-ops.repository";
+import type { HoldService } from "./hold.service";
+
+type HoldCommand = BatchItem<(typeof CommandQueues.billingHoldCommands.routingKeys)[number]>;
+
+/** Commands per transaction; the broker hands over twice as many so the next batch is there when one commits. */
+const MAX_BATCH = 200;
+
+/**
+ * Settlements and releases that services hand off through their outboxes (text answers 200 once the
+ * result and the command are committed together; this applies the command). What has arrived goes to
+ * `apply_hold_ops` as one batch, one transaction, and is acked after the commit.
+ *
+ * - A command is idempotent on its hold id: a redelivery or a duplicate (even within the batch) is a no-op.
+ * - One that conflicts with how the hold was already resolved (a settle of a released hold, another
+ *   amount) is logged, counted and acked: the first resolution stands, and nothing is requeued forever.
+ * - One that can never apply (a settle of a hold billing never saw, an amount over the hold) goes to the
+ *   dead-letter queue for a person to look at.
+ * - When the database did not apply it (an outage), it is retried with back-off on the messaging retry
+ *   policy below, then dead-lettered; the hold audit still settles the hold on its owner's word.
+ */
+export function startHoldCommandConsumer(
+  bus: Bus,
+  holds: HoldService,
+  logger: Logger,
+  /** billing_hold_commands_total: main.ts registers it; a caller that does not read it may leave it out. */
+  outcomes: Counter<"outcome"> = new Counter({ name: "billing_hold_commands_total", help: "hold commands by outcome", labelNames: ["outcome"], registers: [] }),
+): Promise<Consumer> {
+  return bus.consumeBatch({
+    ...CommandQueues.billingHoldCommands,
+    maxBatch: MAX_BATCH,
+    prefetch: 2 * MAX_BATCH,
+    // About 40 minutes of retries before a command is dead-lettered.
+    retry: { maxAttempts: 12, backoffMs: [1_000, 5_000, 30_000, 120_000, 300_000] },
+    handler: async (items) => {
+      const ops = items.map(opOf);
+      const results = await holds.apply(ops);
+      return results.map((r, i) => decide(items[i]!, r, logger, outcomes));
+    },
+  });
+}
+
+function opOf({ payload }: HoldCommand): LedgerOp {
+  // The two payload shapes differ by field; the routing key says the same thing.
+  return "amount_microrub" in payload
+    ? { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub }
+    : { op: "release", hold_id: payload.hold_id, reason: payload.reason };
+}
+
+function decide(item: HoldCommand, r: HoldOpResult | Error, logger: Logger, outcomes: Counter<"outcome">): BatchOutcome {
+  const log = { hold_id: item.payload.hold_id, command: item.meta.routingKey, message_id: item.meta.messageId };
+  if (r instanceof Error) {
+    outcomes.inc({ outcome: "not_applied" });
+    return { ok: false, error: r };
+  }
+  switch (r.outcome) {
+    case "settled":
+    case "released":
+    case "released_unplaced":
+      outcomes.inc({ outcome: "applied" });
+      return { ok: true };
+    case "already":
+      outcomes.inc({ outcome: "duplicate" });
+      return { ok: true };
+    case "conflict":
+      outcomes.inc({ outcome: "conflict" });
+      logger.warn({ ...log, status: r.hold?.status, settled: r.hold?.settled_microrub }, "hold already resolved otherwise; command acknowledged and ignored");
+      return { ok: true };
+    default:
+      outcomes.inc({ outcome: "rejected" });
+      logger.error({ ...log, outcome: r.outcome }, "hold command can never apply; dead-lettered");
+      return { ok: false, error: new NonRetryableError(`${item.meta.routingKey} of hold ${item.payload.hold_id}: ${r.outcome}`) };
+  }
+}

@@ -1,0 +1,64 @@
+import type { Hold, PlaceHoldRequest } from "@meter/contracts";
+import { AppError, Batcher } from "@meter/service-kit";
+import { BillingErrors } from "../errors";
+import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "./hold-ops.repository";
+import type { HoldRepository } from "./hold.repository";
+import { answerOf } from "./hold-answers";
+
+/**
+ * Holds: reserve before work, then settle for the actual cost or release. Each op is idempotent on the
+ * caller-chosen hold id, and a hold is resolved exactly once; a conflicting second resolution is
+ * refused with the hold's current state.
+ *
+ * The money rules themselves (budget, balance, the order of locks, what each outcome means) are in
+ * one commented SQL function: prisma/sql/apply_hold_ops.sql. A caller's batch goes to it as it came
+ * (`apply`, `answer`); single ops of concurrent callers share batches (`place`, `settle`, `release`),
+ * several at a time, so holds of different organizations never wait for each other here.
+ */
+export class HoldService {
+  private readonly singles: Batcher<LedgerOp, HoldOpResult>;
+
+  constructor(
+    private readonly ops: HoldOpsRepository,
+    private readonly reads: HoldRepository,
+    opts: { maxBatch?: number; concurrency?: number } = {},
+  ) {
+    this.singles = new Batcher((batch) => this.ops.apply(batch), { maxBatch: opts.maxBatch ?? 200, concurrency: opts.concurrency ?? 4 });
+  }
+
+  /** A batch in one transaction: per op its outcome, or an Error when the database did not apply it. */
+  apply(ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+    return this.ops.apply(ops);
+  }
+
+  /** A batch in one transaction, answered per op: the hold, or the error the op is refused with. */
+  async answer(ops: readonly LedgerOp[]): Promise<(Hold | AppError)[]> {
+    const results = await this.ops.apply(ops);
+    return results.map((r, i) => answerOf(ops[i]!, r));
+  }
+
+  /** Resolves with the hold, which may not be active: a release of its id got there first. */
+  place(req: PlaceHoldRequest): Promise<Hold> {
+    return this.one({ op: "place", ...req });
+  }
+
+  settle(holdId: string, amount: number): Promise<Hold> {
+    return this.one({ op: "settle", hold_id: holdId, amount_microrub: amount });
+  }
+
+  release(holdId: string, reason: string): Promise<Hold> {
+    return this.one({ op: "release", hold_id: holdId, reason });
+  }
+
+  /** An operator frees a hold by hand (`POST /admin/v1/holds/{id}/release`); an unknown id is 404, not a tombstone. */
+  async releaseByOperator(holdId: string, reason: string): Promise<Hold> {
+    if (!(await this.reads.find(holdId))) throw BillingErrors.holdNotFound(holdId);
+    return this.release(holdId, reason);
+  }
+
+  private async one(op: LedgerOp): Promise<Hold> {
+    const answer = answerOf(op, await this.singles.submit(op).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e)))));
+    if (answer instanceof AppError) throw answer;
+    return answer;
+  }
+}

@@ -1,0 +1,58 @@
+import { Router } from "express";
+import { z } from "zod";
+import { BillingEndpoints, HoldStatus, ReleaseHoldRequest, type Hold, type HoldOpResult } from "@meter/contracts";
+import { AppError, onlyFrom, parseInput } from "@meter/service-kit";
+import type { HoldRepository } from "./hold.repository";
+import type { HoldService } from "./hold.service";
+
+/** The services that place and resolve holds. */
+const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;
+
+const Uuid = z.uuid();
+const HoldFilter = z.object({
+  status: HoldStatus.optional(),
+  source: z.string().optional(),
+  /** Only holds placed more than this many seconds ago (with status=active: the stale ones), oldest first. */
+  older_than_s: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+/** `POST /internal/v1/hold-ops` (its full path, from the contracts): the holders' batches of hold operations. */
+export function holdsInternalRoutes(holds: HoldService): Router {
+  const r = Router();
+  r.post(BillingEndpoints.holdOps.path, onlyFrom(...HOLDERS), async (req, res) => {
+    const { ops } = parseInput(BillingEndpoints.holdOps.request, req.body);
+    // The batch goes to the database as it came: one transaction, one answer per op.
+    const results = (await holds.answer(ops)).map(resultOf);
+    res.json({ results });
+  });
+  return r;
+}
+
+/** The operator's hold report and hand release (`/admin/v1/holds`). */
+export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldService }): Router {
+  const r = Router();
+
+  /** The hold report: what is active (and for how long), and what expired unresolved. */
+  r.get("/holds", async (req, res) => {
+    const q = parseInput(HoldFilter, req.query);
+    const data = await deps.holdReads.list({
+      status: q.status,
+      source: q.source,
+      limit: q.limit,
+      ...(q.older_than_s === undefined ? {} : { createdBefore: new Date(Date.now() - q.older_than_s * 1000), oldestFirst: true }),
+    });
+    res.json({ object: "list", data });
+  });
+  /** An operator frees a hold nobody resolved; the ledger entry carries the reason. */
+  r.post("/holds/:id/release", async (req, res) => {
+    const { reason } = parseInput(ReleaseHoldRequest, req.body);
+    res.json(await deps.holds.releaseByOperator(parseInput(Uuid, req.params.id), reason));
+  });
+
+  return r;
+}
+
+function resultOf(answer: Hold | AppError): HoldOpResult {
+  return answer instanceof AppError ? { ok: false, error: { status: answer.status, code: answer.code, message: answer.message } } : { ok: true, hold: answer };
+}
