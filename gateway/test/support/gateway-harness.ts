@@ -50,6 +50,8 @@ export async function startGateway(
     logger?: Logger;
     /** Settings of billing-ledger's own (e.g. the cabinet's sign-in limits). */
     billingEnv?: Record<string, string>;
+    /** More settings of the gateways' own (e.g. the body pace). */
+    gatewayEnv?: Record<string, string>;
   } = {},
 ): Promise<GatewayHarness> {
   const stack = await startStack({ services: ["billing-ledger"], ...(opts.billingEnv ? { env: opts.billingEnv } : {}) });
@@ -77,6 +79,7 @@ export async function startGateway(
         MEDIA_ENABLED: String(opts.mediaEnabled ?? false),
         ...(opts.keyMaxInFlight ? { KEY_MAX_IN_FLIGHT: String(opts.keyMaxInFlight) } : {}),
         ...(opts.serviceMaxInFlight ? { SERVICE_MAX_IN_FLIGHT: String(opts.serviceMaxInFlight) } : {}),
+        ...opts.gatewayEnv,
       });
       const composition = await compose(config, { logger });
       // Record what each replica hears, then let its key cache act on it.
