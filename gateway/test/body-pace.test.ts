@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { closeServer, listen } from "@meter/service-kit";
 import { DEFAULT_BODY_PACE } from "../src/http/body-pace";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness";
-import { drip, rawExchange, sleep } from "./support/raw-http";
+import { drip, outcomeOf, rawExchange, sleep } from "./support/raw-http";
 
 /** A service stand-in that reads each body (after `stallMs`, if set) and says how many bytes came. */
 class Sink {
@@ -96,7 +96,7 @@ describe("a JSON body dripping a byte a second", () => {
     expect(await message()).toEqual({ status: 200, body: expect.any(Object) });
 
     const answer = await dripping;
-    expect({ status: answer.status, code: (JSON.parse(answer.body) as { error: { code: string } }).error.code }).toEqual({ status: 408, code: "request_timeout" });
+    expect(outcomeOf(answer)).toEqual({ status: 408, code: "request_timeout" });
     expect(answer.afterMs).toBeGreaterThanOrEqual(RATE_WINDOW_MS - 100);
     expect(answer.afterMs).toBeLessThan(RATE_WINDOW_MS + 3000);
     // Only the two whole requests reached the service.
@@ -107,7 +107,7 @@ describe("a JSON body dripping a byte a second", () => {
 describe("a JSON body that keeps a pace but does not end", () => {
   it("is 408 request_timeout at the body deadline", async () => {
     const answer = await rawExchange(g.url, messageHead({ "content-length": MiB }), (socket, answered) => drip(socket, answered, MiB, 4 * KiB, 250));
-    expect({ status: answer.status, code: (JSON.parse(answer.body) as { error: { code: string } }).error.code }).toEqual({ status: 408, code: "request_timeout" });
+    expect(outcomeOf(answer)).toEqual({ status: 408, code: "request_timeout" });
     expect(answer.afterMs).toBeGreaterThanOrEqual(DEFAULT_BODY_PACE.timeoutMs - 100);
     expect(answer.afterMs).toBeLessThan(DEFAULT_BODY_PACE.timeoutMs + 3000);
     expect(text.seen).toEqual([]);
@@ -117,14 +117,18 @@ describe("a JSON body that keeps a pace but does not end", () => {
 describe("upload content (streamed to the files service)", () => {
   it("dripping is cut with 408 request_timeout within about one rate window, and its place is free again at once", async () => {
     const answer = await upload(MiB, (socket, answered) => drip(socket, answered, MiB, 1, 500));
-    expect({ status: answer.status, code: (JSON.parse(answer.body) as { error: { code: string } }).error.code }).toEqual({ status: 408, code: "request_timeout" });
+    expect(outcomeOf(answer)).toEqual({ status: 408, code: "request_timeout" });
     expect(answer.afterMs).toBeLessThan(RATE_WINDOW_MS + 3000);
     // The service saw the upload cut short (it keeps nothing of it).
     await sleep(100);
     expect(files.seen).toEqual([{ path: "/v1/uploads/some-token", bytes: expect.any(Number), complete: false }]);
     expect(files.seen[0]!.bytes).toBeLessThan(100);
 
-    const create = await fetch(`${g.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: "{}" });
+    const create = await fetch(`${g.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: "{}",
+    });
     expect(create.status).toBe(200);
   }, 30_000);
 

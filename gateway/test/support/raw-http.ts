@@ -71,6 +71,12 @@ export async function drip(socket: Socket, answered: () => boolean, total: numbe
   }
 }
 
+/** An answer's status and error code (undefined when the body is not an error). */
+export function outcomeOf(answer: RawAnswer): { status: number; code: string | undefined } {
+  const body = answer.body ? (JSON.parse(answer.body) as { error?: { code: string } }) : {};
+  return { status: answer.status, code: body.error?.code };
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function parseAnswer(received: Buffer, started: number): RawAnswer | undefined {

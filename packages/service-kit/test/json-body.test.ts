@@ -14,7 +14,7 @@ const post = (contentType: string, body: Buffer, headers: Record<string, string>
   request(app)
     .post("/op")
     .set({ "content-type": contentType, ...headers })
-    .serialize((b: Buffer) => b)
+    .serialize((b: Buffer) => b as unknown as string)
     .send(body);
 
 describe("a JSON body's charset", () => {
