@@ -37,12 +37,13 @@ export function watchBodyPace(
     pausedInWindow = true;
   };
   const check = setInterval(() => {
+    // A body with less left than a window's due owes only the rest (counted with framing: generous).
+    const left = Number.isFinite(declared) ? Math.max(declared - (counted - start), 1) : Infinity;
+    const owed = Math.min((rule.minBytesPerSecond * rule.windowMs) / 1000, left);
     const read = socket.bytesRead - counted;
     counted = socket.bytesRead;
     const paused = pausedInWindow || req.isPaused();
     pausedInWindow = req.isPaused();
-    // A short body owes no more than what is left of it (the count includes framing, so it is generous).
-    const owed = Math.min((rule.minBytesPerSecond * rule.windowMs) / 1000, Number.isFinite(declared) ? Math.max(declared - (counted - start), 1) : Infinity);
     if (!paused && read < owed) fire("rate");
   }, rule.windowMs);
   const deadline = rule.timeoutMs === undefined ? undefined : setTimeout(() => fire("deadline"), rule.timeoutMs);

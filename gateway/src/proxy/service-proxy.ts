@@ -223,7 +223,7 @@ function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResp
   res.setHeader("content-type", "application/json");
   if (err instanceof BodyTooSlowError) {
     logger.info({ requestId, service: name }, "cut a streamed request body that came too slowly");
-    const e = new AppError("request_timeout", `${err.message}; the upload was not kept, send it again on the same link`);
+    const e = new AppError("request_timeout", `${err.message}; it was cut off before the service had all of it, send it again (an upload on the same link)`);
     res.writeHead(e.status);
     res.end(JSON.stringify(errorBody(e.code, e.message, e.status, requestId)));
   } else if (neverDelivered(err) && !mayHaveArrived) {
