@@ -6,6 +6,7 @@ import { isAdminToken, presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
 import type { RateLimiter } from "./auth/rate-limiter";
 import { jsonBodyGuard } from "./http/body";
+import type { BodyPace } from "./http/body-pace";
 import { withoutInternalEndpoints } from "./http/internal-port";
 import { lingeringClose } from "./http/lingering-close";
 import { admission, type AdmissionLimits } from "./overload/admission";
@@ -22,6 +23,8 @@ export interface GatewayDeps {
   /** Base URL of each service that exists (or its replicas' URLs); a route to one that does not answers 503. */
   services: Partial<Record<ServiceName, string | readonly string[]>>;
   limits: { text: number; json: number; mcp: number };
+  /** How fast a body must arrive: a slower one is 408 `request_timeout`. */
+  bodyPace: BodyPace;
   /** Bounds on requests in flight, per key and per service; over them requests are shed at once. */
   inFlight: AdmissionLimits;
   mediaEnabled: boolean;
@@ -37,17 +40,17 @@ const INTERNAL_HEADER_NAMES = Object.values(InternalHeaders);
 export function createApp(deps: GatewayDeps): Express {
   const proxies = new Map<ServiceName, RequestHandler>();
   for (const [name, url] of Object.entries(deps.services) as [ServiceName, string | readonly string[]][]) {
-    proxies.set(name, serviceProxy(name, url, deps.logger));
+    proxies.set(name, serviceProxy(name, url, deps.logger, { minBytesPerSecond: deps.bodyPace.uploadMinBytesPerSecond, windowMs: deps.bodyPace.windowMs }));
   }
 
   const bodyFor = (spec: RouteSpec): RequestHandler[] => {
     switch (spec.body) {
       case "text-json":
-        return jsonBodyGuard(deps.limits.text);
+        return jsonBodyGuard(deps.limits.text, deps.bodyPace);
       case "mcp-json":
-        return jsonBodyGuard(deps.limits.mcp);
+        return jsonBodyGuard(deps.limits.mcp, deps.bodyPace);
       case "json":
-        return jsonBodyGuard(deps.limits.json);
+        return jsonBodyGuard(deps.limits.json, deps.bodyPace);
       default:
         return [];
     }
@@ -74,9 +77,11 @@ export function createApp(deps: GatewayDeps): Express {
       res.json(openApi);
     });
 
+    // A body the gateway reads is read before the request takes its in-flight places: a slow client
+    // holds none while it sends. A streamed one (uploads) takes its place first and must keep a pace.
     for (const spec of ROUTES) {
       const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
-      app[method](spec.path, authenticate(spec, deps), admit(spec.service), ...bodyFor(spec), checkQuoteScope(spec), forward(spec, deps, proxies));
+      app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), admit(spec.service), checkQuoteScope(spec), forward(spec, deps, proxies));
     }
 
     // A known path with another method is 405; anything else falls through to the 404 handler.

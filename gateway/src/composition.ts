@@ -67,6 +67,12 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
     services,
     limits: { text: config.TEXT_BODY_LIMIT_BYTES, json: config.JSON_BODY_LIMIT_BYTES, mcp: config.MCP_BODY_LIMIT_BYTES },
+    bodyPace: {
+      timeoutMs: config.BODY_TIMEOUT_MS,
+      minBytesPerSecond: config.BODY_MIN_BYTES_PER_SECOND,
+      uploadMinBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
+      windowMs: config.BODY_RATE_WINDOW_MS,
+    },
     inFlight: { perKey: config.KEY_MAX_IN_FLIGHT, perService: config.SERVICE_MAX_IN_FLIGHT },
     mediaEnabled: config.MEDIA_ENABLED,
     cabinet,

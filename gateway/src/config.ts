@@ -1,6 +1,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+import { DEFAULT_BODY_PACE } from "./http/body-pace";
 
 /**
  * Bounds on requests in flight per gateway process: generous, so a few hundred concurrent requests from
@@ -33,6 +34,14 @@ export const GatewayConfig = CommonConfig.extend({
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),
   JSON_BODY_LIMIT_BYTES: env.int(1024 * 1024, { min: 1024 }),
   MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),
+  /** A JSON body must have arrived whole this long after the gateway began reading it; else 408. */
+  BODY_TIMEOUT_MS: env.int(DEFAULT_BODY_PACE.timeoutMs, { min: 100 }),
+  /** Each BODY_RATE_WINDOW_MS of a JSON body must bring this many bytes a second on average; else 408. */
+  BODY_MIN_BYTES_PER_SECOND: env.int(DEFAULT_BODY_PACE.minBytesPerSecond, { min: 1 }),
+  /** The same for upload content, which holds its in-flight place while it streams to the files service. */
+  UPLOAD_MIN_BYTES_PER_SECOND: env.int(DEFAULT_BODY_PACE.uploadMinBytesPerSecond, { min: 1 }),
+  /** The window body rates are measured over; the first one is a body's grace to get going. */
+  BODY_RATE_WINDOW_MS: env.int(DEFAULT_BODY_PACE.windowMs, { min: 100 }),
   /** The media jobs switch; off (the spec's default), every media endpoint answers 503 media_disabled. */
   MEDIA_ENABLED: env.bool(false),
   /** Requests per minute per key; 0 turns rate limiting off (the default). */

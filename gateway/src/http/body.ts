@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import { AppError } from "@meter/service-kit";
+import { AppError, jsonContentTypeProblem } from "@meter/service-kit";
+import { DEFAULT_BODY_PACE, watchBodyPace, type BodyPace, type TooSlow } from "./body-pace";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -13,19 +14,22 @@ declare global {
 }
 
 /**
- * Buffers a JSON body up to `limit` bytes and checks that it is JSON, so malformed or oversized bodies
- * are refused here (400 `invalid_json`, 413 `payload_too_large`, 415 for another type) and never reach
- * a service. The original bytes are kept for forwarding.
+ * Buffers a JSON body up to `limit` bytes and checks that it is JSON in UTF-8, so malformed, oversized
+ * or slow bodies are refused here (400 `invalid_json`, 413 `payload_too_large`, 415 for another type or
+ * charset, 408 `request_timeout`) and never reach a service. The bytes read are what is forwarded, with
+ * their length (service-proxy.ts), however they came (chunked or not).
  */
-export function jsonBodyGuard(limit: number): RequestHandler[] {
-  const readRaw = readBounded(limit);
+export function jsonBodyGuard(limit: number, pace: BodyPace = DEFAULT_BODY_PACE): RequestHandler[] {
+  const readRaw = readBounded(limit, pace);
   const check: RequestHandler = (req, res, next) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : undefined;
-    if (!raw || raw.length === 0) return next();
-    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/json" && !type.endsWith("+json")) {
-      return next(new AppError("unsupported_media_type", "the request body must be JSON (Content-Type: application/json)"));
+    if (!raw) return next();
+    if (raw.length === 0) {
+      res.locals.rawBody = raw;
+      return next();
     }
+    const problem = jsonContentTypeProblem(req.headers["content-type"]);
+    if (problem) return next(new AppError("unsupported_media_type", problem));
     try {
       res.locals.json = JSON.parse(raw.toString("utf8"));
     } catch (e) {
@@ -47,12 +51,12 @@ export function jsonBodyGuard(limit: number): RequestHandler[] {
 }
 
 /**
- * Reads the body into a Buffer, refusing it with 413 the moment it passes `limit`: the answer goes out
- * at once and lingeringClose discards the rest of the body within its bounds (express.raw would read a
- * chunked body to its very end before answering). A compressed body is refused: the gateway checks and
- * forwards JSON as it is, byte for byte.
+ * Reads the body into a Buffer, refusing it with 413 the moment it passes `limit`, or with 408 when it
+ * comes too slowly (`pace`): the answer goes out at once and lingeringClose discards the rest of the
+ * body within its bounds (express.raw would read a chunked body to its very end before answering). A
+ * compressed body is refused: the gateway checks and forwards JSON as it is, byte for byte.
  */
-function readBounded(limit: number): RequestHandler {
+function readBounded(limit: number, pace: BodyPace): RequestHandler {
   return (req, _res, next) => {
     if (!hasBody(req)) return next();
     const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
@@ -61,7 +65,13 @@ function readBounded(limit: number): RequestHandler {
     }
     const chunks: Buffer[] = [];
     let size = 0;
+    const stopWatching = watchBodyPace(req, { timeoutMs: pace.timeoutMs, minBytesPerSecond: pace.minBytesPerSecond, windowMs: pace.windowMs }, (why) => {
+      stop();
+      req.pause();
+      next(tooSlowError(why, pace));
+    });
     const stop = (): void => {
+      stopWatching();
       req.off("data", onData);
       req.off("end", onEnd);
       req.off("close", onClose);
@@ -87,6 +97,14 @@ function readBounded(limit: number): RequestHandler {
     req.once("end", onEnd);
     req.once("close", onClose);
   };
+}
+
+function tooSlowError(why: TooSlow, pace: BodyPace): AppError {
+  const message =
+    why === "deadline"
+      ? `the request body did not arrive within ${pace.timeoutMs} ms`
+      : `the request body arrived at under ${pace.minBytesPerSecond} bytes a second over ${pace.windowMs} ms`;
+  return new AppError("request_timeout", `${message}; nothing was reserved`);
 }
 
 function hasBody(req: IncomingMessage): boolean {

@@ -15,10 +15,10 @@ export interface AdmissionLimits {
 }
 
 /**
- * Bounds the work in flight, per API key and per service, before the body is read or anything is
- * forwarded: what is over a bound is refused at once (429 `rate_limited` for the key, 503
- * `service_unavailable` for the service, both with `Retry-After`) and never reaches a service, so nothing
- * is reserved for it. The places are held until the answer to the client is over.
+ * Bounds the work in flight, per API key and per service, once a JSON body has arrived (app.ts) and
+ * before anything is forwarded: what is over a bound is refused at once (429 `rate_limited` for the key,
+ * 503 `service_unavailable` for the service, both with `Retry-After`) and never reaches a service, so
+ * nothing is reserved for it. The places are held until the answer to the client is over.
  */
 export function admission(limits: AdmissionLimits, metrics: Metrics): (service: ServiceName) => RequestHandler {
   const perKey = new InFlightLimit(limits.perKey);
@@ -26,7 +26,7 @@ export function admission(limits: AdmissionLimits, metrics: Metrics): (service: 
   const shed = metrics.counter("gateway_requests_shed_total", "Requests refused at once because a bound on work in flight was reached", ["reason", "service"]);
 
   return (service) => (_req, res, next) => {
-    // The client left while its key was being checked: 'close' has come and gone, and nobody is waiting.
+    // The client left while its key was checked or its body read: 'close' has come and gone, nobody waits.
     if (res.destroyed) return;
     const identity = res.locals.identity as Identity;
     const releaseKey = identity.kind === "key" ? perKey.tryAcquire(identity.key_id) : () => undefined;

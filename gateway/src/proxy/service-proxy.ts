@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import type { RequestHandler } from "express";
 import { AppError, deliveryOf, errorBody, isInternalRefusal, type Logger } from "@meter/service-kit";
+import { watchBodyPace } from "../http/body-pace";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -20,6 +21,17 @@ declare global {
 /** The buffered body could not be written (the outgoing request had ended already); nothing went out. */
 class BodyNotForwardedError extends Error {
   readonly code = "EBODYNOTFORWARDED";
+}
+
+/** A streamed body (upload content) came too slowly: the gateway cut its request to the service. */
+class BodyTooSlowError extends Error {
+  readonly code = "EBODYTOOSLOW";
+}
+
+/** How fast a streamed body must arrive while the service reads it (docs/api.md, Limits and overload). */
+export interface StreamPace {
+  minBytesPerSecond: number;
+  windowMs: number;
 }
 
 /**
@@ -73,7 +85,7 @@ type AttemptedRequest = IncomingMessage & { [ATTEMPT]?: Attempt };
  * already be reserved or spent: the answer is 202 pending, and the client retries with the same
  * Idempotency-Key. Any other lost answer is a 503 that does not claim to know what happened.
  */
-export function serviceProxy(name: string, targets: string | readonly string[], logger: Logger): RequestHandler {
+export function serviceProxy(name: string, targets: string | readonly string[], logger: Logger, streamPace: StreamPace): RequestHandler {
   const endpoints = typeof targets === "string" ? [targets] : [...targets];
   if (endpoints.length === 0) throw new Error(`no URL for the ${name} service`);
   // No cap on sockets here: admission bounds the requests in flight to each service, so none waits for
@@ -93,7 +105,9 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
             attempt.proxyReq = proxyReq;
             proxyReq.once("timeout", () => (attempt.timedOut = true));
           }
-          writeBufferedBody(proxyReq, (res as unknown as { locals: Express.Locals }).locals.rawBody);
+          const raw = (res as unknown as { locals: Express.Locals }).locals.rawBody;
+          if (raw) writeBufferedBody(proxyReq, raw);
+          else if (!hasNoBody(req)) paceStreamedBody(req, proxyReq, streamPace);
         },
         proxyRes: (proxyRes, req, res) => {
           if (isInternalRefusal(proxyRes.headers)) answerRefused(proxyRes, req, res, name, logger);
@@ -141,6 +155,9 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
     // in the proxyReq hook, which http-proxy skips for a request that still carries `Expect`: the
     // service would wait for a body that never comes. The expectation is met already; drop it.
     if (res.locals.rawBody || req.readableEnded) delete req.headers.expect;
+    // What was read goes out with its length (writeBufferedBody), however it came: a chunked request
+    // forwarded with both headers is one the service must refuse (RFC 9112, 6.3).
+    if (res.locals.rawBody) delete req.headers["transfer-encoding"];
     const endpoint = turn;
     turn = (turn + 1) % proxies.length;
     const forwarded = Object.fromEntries(FORWARDED_HEADERS.map((h) => [h, req.headers[h]]));
@@ -167,13 +184,24 @@ function hasNoBody(req: IncomingMessage): boolean {
 }
 
 /**
+ * A streamed body holds its in-flight place while it arrives, so it must keep a pace: when it comes
+ * slower than `pace` (time the service made it wait not counted), the request to the service is cut,
+ * which keeps nothing there (an unfinished upload), and the client gets 408 (answerFailure).
+ */
+function paceStreamedBody(req: IncomingMessage, proxyReq: ClientRequest, pace: StreamPace): void {
+  const stop = watchBodyPace(req, pace, () => {
+    proxyReq.destroy(new BodyTooSlowError(`the request body arrived at under ${pace.minBytesPerSecond} bytes a second over ${pace.windowMs} ms`));
+  });
+  proxyReq.once("close", stop);
+}
+
+/**
  * http-proxy calls its proxyReq hook when the outgoing request gets a socket, and pipes the incoming
  * request (already read, so empty) into it at once. A request that had to wait for a socket has been
  * ended by then: its headers are out of reach and its body cannot follow. It is destroyed before any
  * byte leaves (the hook runs before the first write) and answered 503; throwing would crash the gateway.
  */
-function writeBufferedBody(proxyReq: ClientRequest, raw: Buffer | undefined): void {
-  if (!raw) return;
+function writeBufferedBody(proxyReq: ClientRequest, raw: Buffer): void {
   if (proxyReq.headersSent) {
     proxyReq.destroy(new BodyNotForwardedError("the request ended before its body could be written"));
     return;
@@ -196,7 +224,12 @@ function answerFailure(err: Error, req: IncomingMessage, resOrSocket: ServerResp
   const requestId = (req as { requestId?: string }).requestId ?? "";
   res.setHeader("x-request-id", requestId);
   res.setHeader("content-type", "application/json");
-  if (neverDelivered(err) && !mayHaveArrived) {
+  if (err instanceof BodyTooSlowError) {
+    logger.info({ requestId, service: name }, "cut a streamed request body that came too slowly");
+    const e = new AppError("request_timeout", `${err.message}; it was cut off before the service had all of it, send it again (an upload on the same link)`);
+    res.writeHead(e.status);
+    res.end(JSON.stringify(errorBody(e.code, e.message, e.status, requestId)));
+  } else if (neverDelivered(err) && !mayHaveArrived) {
     logger.warn({ err, requestId, service: name }, "service unavailable");
     sendUnavailable(res, requestId, `the ${name} service is not available; nothing was reserved`);
   } else if (res.locals?.paid) {

@@ -52,6 +52,8 @@ export async function startGateway(
     billingEnv?: Record<string, string>;
     /** TRUST_PROXY (default: unset, no proxy trusted). */
     trustProxy?: string;
+    /** More settings of the gateways' own (e.g. the body pace). */
+    gatewayEnv?: Record<string, string>;
   } = {},
 ): Promise<GatewayHarness> {
   const stack = await startStack({ services: ["billing-ledger"], ...(opts.billingEnv ? { env: opts.billingEnv } : {}) });
@@ -80,6 +82,7 @@ export async function startGateway(
         ...(opts.keyMaxInFlight ? { KEY_MAX_IN_FLIGHT: String(opts.keyMaxInFlight) } : {}),
         ...(opts.serviceMaxInFlight ? { SERVICE_MAX_IN_FLIGHT: String(opts.serviceMaxInFlight) } : {}),
         ...(opts.trustProxy !== undefined ? { TRUST_PROXY: opts.trustProxy } : {}),
+        ...opts.gatewayEnv,
       });
       const composition = await compose(config, { logger });
       // Record what each replica hears, then let its key cache act on it.

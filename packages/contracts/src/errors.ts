@@ -24,6 +24,8 @@ export const ErrorCatalog = {
   file_not_found: 404,
   method_not_allowed: 405,
   not_acceptable: 406,
+  /** A request body that did not arrive in time, or too slowly (docs/api.md, Limits and overload). */
+  request_timeout: 408,
   file_not_verified: 409,
   upload_already_completed: 409,
   hold_already_resolved: 409,
@@ -70,6 +72,8 @@ export function errorTypeOf(status: number): string {
       return "permission_error";
     case 404:
       return "not_found_error";
+    case 408:
+      return "timeout_error";
     case 413:
       return "request_too_large";
     case 429:

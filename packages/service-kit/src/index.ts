@@ -13,6 +13,7 @@ export * from "./internal/delivery";
 export * from "./internal/internal-client";
 export * from "./http/request-id";
 export * from "./http/json-body";
+export * from "./http/json-content-type";
 export * from "./http/error-handler";
 export * from "./http/health";
 export * from "./http/draining";

@@ -62,7 +62,8 @@ export interface PublicOperation {
 const body = (name: string, schema: z.ZodType): Body => ({ name, schema });
 
 const KEY_ERRORS: ErrorCode[] = ["authentication_required", "invalid_api_key", "insufficient_scope", "rate_limited", "service_unavailable", "internal_error"];
-const JSON_ERRORS: ErrorCode[] = ["invalid_json", "invalid_request", "unknown_field", "payload_too_large"];
+/** A JSON body: malformed, wrong, too large, not UTF-8 JSON, or too slow to arrive (docs/api.md, Request bodies). */
+const JSON_ERRORS: ErrorCode[] = ["invalid_json", "invalid_request", "unknown_field", "payload_too_large", "unsupported_media_type", "request_timeout"];
 const PAID_ERRORS: ErrorCode[] = [
   ...JSON_ERRORS,
   "unsupported_parameter",
@@ -242,6 +243,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
       "upload_link_expired",
       "invalid_upload_headers",
       "payload_too_large",
+      "request_timeout",
       "upload_already_completed",
       "service_unavailable",
       "internal_error",
@@ -312,7 +314,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     scopes: ["mcp:read", "mcp:invoke"],
     request: body("JsonRpcRequest", JsonRpcRequest),
     answers: { 200: { description: "The JSON-RPC answer (as JSON or as one server-sent event)" } },
-    errors: [...KEY_ERRORS, "invalid_json", "payload_too_large", "not_acceptable", "method_not_allowed"],
+    errors: [...KEY_ERRORS, "invalid_json", "payload_too_large", "unsupported_media_type", "request_timeout", "not_acceptable", "method_not_allowed"],
   },
   ...adminOperations(),
   {

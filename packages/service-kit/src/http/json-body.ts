@@ -3,6 +3,7 @@ import { UNSIGNED_PAYLOAD } from "@meter/contracts";
 import { internalRefusal } from "../internal/internal-refusal";
 import { AppError } from "../app-error";
 import { EMPTY_BODY_SHA256, sha256Hex } from "../internal/request-signature";
+import { jsonContentTypeProblem } from "./json-content-type";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -15,13 +16,15 @@ declare global {
 }
 
 /**
- * JSON bodies only: a body of another type is 415, malformed JSON 400 `invalid_json`, and one over the
- * limit 413 (both mapped by the error middleware). An empty body is allowed and parses as `{}`.
+ * JSON bodies only, in UTF-8 and not compressed, as the gateway reads them (jsonContentTypeProblem): a
+ * body of another type or charset, or a compressed one, is 415, malformed JSON 400 `invalid_json`,
+ * and one over the limit 413 (mapped by the error middleware). An empty body is allowed and parses as `{}`.
  * Behind requireIdentity, the body must be the one the caller signed, byte for byte.
  */
 export function jsonBody(opts: { limit: number | string }): RequestHandler[] {
   const parse = express.json({
     limit: opts.limit,
+    inflate: false,
     type: () => true,
     verify: (req, _res, buf) => {
       (req as express.Request).bodySha256 = sha256Hex(buf);
@@ -32,11 +35,8 @@ export function jsonBody(opts: { limit: number | string }): RequestHandler[] {
       req.body = {};
       return next();
     }
-    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-    if (type !== "application/json" && !type.endsWith("+json")) {
-      return next(new AppError("unsupported_media_type", "the request body must be JSON (Content-Type: application/json)"));
-    }
-    next();
+    const problem = jsonContentTypeProblem(req.headers["content-type"]);
+    next(problem ? new AppError("unsupported_media_type", problem) : undefined);
   };
   const checkSignedDigest: RequestHandler = (req, _res, next) => {
     const signed = req.signedContentSha256;
