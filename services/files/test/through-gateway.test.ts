@@ -84,7 +84,8 @@ describe("what a client cannot get past the gateway", () => {
   it("builds the upload link on the configured origin, not on the client's Host or X-Forwarded-Host", async () => {
     const { key } = await gateway.account({ scopes: ["files:write"] });
     const declared = { filename: "a.png", mime_type: "image/png", size_bytes: 10, sha256: "e".repeat(64) };
-    for (const headers of [{ "x-forwarded-host": "attacker.example", "x-forwarded-proto": "https" }, { host: "attacker.example" }]) {
+    const attempts: Record<string, string>[] = [{ "x-forwarded-host": "attacker.example", "x-forwarded-proto": "https" }, { host: "attacker.example" }];
+    for (const headers of attempts) {
       const res = await create(key, declared, headers);
       expect(res.status).toBe(201);
       expect((res.json as unknown as FileRecord).upload!.url.startsWith(`${gateway.url}/v1/uploads/`)).toBe(true);
