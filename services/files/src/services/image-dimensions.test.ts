@@ -91,3 +91,43 @@ describe("dimensionsReaderFor", () => {
     expect(read("image/webp", riff("ALPH", Buffer.alloc(10)))).toBeUndefined();
   });
 });
+
+describe("dimensionsReaderFor, for the types the OCR models list", () => {
+  it("reads a GIF's logical screen", () => {
+    const gif = Buffer.concat([Buffer.from("GIF89a"), Buffer.from([0x20, 0x4e, 0x10, 0x27]), Buffer.alloc(20)]);
+    expect(read("image/gif", gif, 3)).toEqual({ width: 20_000, height: 10_000 });
+  });
+
+  /** A TIFF whose first directory sits after `gap` bytes of image data, in either byte order. */
+  function tiff(width: number, height: number, gap: number, littleEndian: boolean): Buffer {
+    const u16 = (n: number) => {
+      const b = Buffer.alloc(2);
+      if (littleEndian) b.writeUInt16LE(n);
+      else b.writeUInt16BE(n);
+      return b;
+    };
+    const u32 = (n: number) => {
+      const b = Buffer.alloc(4);
+      if (littleEndian) b.writeUInt32LE(n);
+      else b.writeUInt32BE(n);
+      return b;
+    };
+    const entry = (tag: number, type: number, value: number) =>
+      Buffer.concat([u16(tag), u16(type), u32(1), type === 3 ? Buffer.concat([u16(value), u16(0)]) : u32(value)]);
+    const directory = Buffer.concat([u16(3), entry(254, 4, 0), entry(256, 4, width), entry(257, 3, height), u32(0)]);
+    return Buffer.concat([Buffer.from(littleEndian ? "II" : "MM"), u16(42), u32(8 + gap), Buffer.alloc(gap, 0x49), directory]);
+  }
+
+  it("reads a TIFF's first directory wherever it lies, in either byte order, however the bytes arrive", () => {
+    for (const littleEndian of [true, false]) {
+      const bytes = tiff(30_000, 20_000, 100_000, littleEndian);
+      for (const size of [1, 7, 4096, bytes.length]) expect(read("image/tiff", bytes, size)).toEqual({ width: 30_000, height: 20_000 });
+    }
+  });
+
+  it("reads nothing from a TIFF whose directory offset points into its header", () => {
+    const bytes = tiff(10, 10, 0, true);
+    bytes.writeUInt32LE(4, 4);
+    expect(read("image/tiff", bytes)).toBeUndefined();
+  });
+});

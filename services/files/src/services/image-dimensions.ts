@@ -5,9 +5,9 @@ export interface ImageDimensions {
 
 /**
  * Reads an image's width and height from its header as the bytes stream past, without decoding or
- * keeping them: PNG's IHDR, WebP's VP8/VP8L/VP8X header, JPEG's frame header (SOFn) wherever its
- * metadata segments put it. `result` is undefined while unknown, and stays so for a header it cannot
- * read (no decoder could read such a file either).
+ * keeping them: PNG's IHDR, WebP's VP8/VP8L/VP8X header, GIF's logical screen, JPEG's frame header
+ * (SOFn) wherever its metadata segments put it, TIFF's first directory wherever it lies. `result` is
+ * undefined while unknown, and stays so for a header it cannot read (no decoder could either).
  */
 export interface DimensionsReader {
   write(chunk: Uint8Array): void;
@@ -18,7 +18,9 @@ export interface DimensionsReader {
 export function dimensionsReaderFor(mimeType: string): DimensionsReader | undefined {
   if (mimeType === "image/png") return new FixedHeaderReader(24, png);
   if (mimeType === "image/webp") return new FixedHeaderReader(30, webp);
+  if (mimeType === "image/gif") return new FixedHeaderReader(10, gif);
   if (mimeType === "image/jpeg") return new JpegFrameReader();
+  if (mimeType === "image/tiff") return new TiffDirectoryReader();
   return undefined;
 }
 
@@ -57,6 +59,11 @@ function webp(head: Buffer): ImageDimensions | undefined {
     return { width: head.readUInt16LE(26) & 0x3fff, height: head.readUInt16LE(28) & 0x3fff };
   }
   return undefined;
+}
+
+function gif(head: Buffer): ImageDimensions | undefined {
+  if (!/^GIF8[79]a$/.test(head.toString("latin1", 0, 6))) return undefined;
+  return { width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
 }
 
 /** Start-of-frame markers: SOF0-SOF15 except DHT (C4), JPG (C8) and DAC (CC). */
@@ -146,5 +153,81 @@ class JpegFrameReader implements DimensionsReader {
     this.result = result;
     this.done = true;
     this.pending = Buffer.alloc(0);
+  }
+}
+
+/** The bytes at [start, start + length) of a stream, gathered as they pass. */
+class ByteRange {
+  private readonly parts: Buffer[] = [];
+  private gathered = 0;
+
+  constructor(
+    readonly start: number,
+    readonly length: number,
+  ) {}
+
+  /** Takes what of `chunk` (which begins at `offset` in the stream) lies in the range; the range once whole. */
+  take(chunk: Buffer, offset: number): Buffer | undefined {
+    const from = Math.max(this.start + this.gathered, offset);
+    const to = Math.min(this.start + this.length, offset + chunk.length);
+    if (to > from) {
+      this.parts.push(Buffer.from(chunk.subarray(from - offset, to - offset)));
+      this.gathered += to - from;
+    }
+    return this.gathered === this.length ? Buffer.concat(this.parts) : undefined;
+  }
+}
+
+/**
+ * TIFF (classic, either byte order): the header names where the first directory is, which may be
+ * anywhere, even after the image data; its ImageWidth (256) and ImageLength (257) entries are read
+ * there. A directory pointing backwards, or BigTIFF, is unread.
+ */
+class TiffDirectoryReader implements DimensionsReader {
+  private offset = 0;
+  private wanted: ByteRange | undefined = new ByteRange(0, 8);
+  private step: "header" | "count" | "entries" = "header";
+  private littleEndian = true;
+  private directory = 0;
+  result: ImageDimensions | undefined;
+
+  write(chunk: Uint8Array): void {
+    const bytes = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    while (this.wanted) {
+      const range = this.wanted.take(bytes, this.offset);
+      if (!range) break;
+      this.wanted = this.next(range);
+    }
+    this.offset += bytes.length;
+  }
+
+  private next(range: Buffer): ByteRange | undefined {
+    const u16 = (at: number) => (this.littleEndian ? range.readUInt16LE(at) : range.readUInt16BE(at));
+    const u32 = (at: number) => (this.littleEndian ? range.readUInt32LE(at) : range.readUInt32BE(at));
+    if (this.step === "header") {
+      const order = range.toString("latin1", 0, 2);
+      if (order !== "II" && order !== "MM") return undefined;
+      this.littleEndian = order === "II";
+      this.directory = u32(4);
+      if (u16(2) !== 42 || this.directory < 8) return undefined;
+      this.step = "count";
+      return new ByteRange(this.directory, 2);
+    }
+    if (this.step === "count") {
+      const entries = u16(0);
+      if (entries === 0) return undefined;
+      this.step = "entries";
+      return new ByteRange(this.directory + 2, entries * 12);
+    }
+    const found: Partial<ImageDimensions> = {};
+    for (let at = 0; at + 12 <= range.length; at += 12) {
+      const tag = u16(at);
+      const type = u16(at + 2);
+      const value = type === 3 ? u16(at + 8) : type === 4 ? u32(at + 8) : undefined;
+      if (tag === 256) found.width = value;
+      if (tag === 257) found.height = value;
+    }
+    if (found.width !== undefined && found.height !== undefined) this.result = { width: found.width, height: found.height };
+    return undefined;
   }
 }
