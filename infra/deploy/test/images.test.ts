@@ -85,7 +85,7 @@ describe("infra/clamav (the clamd image)", () => {
     ["signatures copied elsewhere", dockerfile.replace("/var/lib/clamav/", "/opt/signatures/"), conf, /not to DatabaseDirectory/],
     ["a clamd that forks", dockerfile, conf.replace("Foreground yes", "Foreground no"), /Foreground yes/],
     ["a clamd on loopback only", dockerfile, conf.replace("TCPAddr 0.0.0.0", "TCPAddr 127.0.0.1"), /TCPAddr 127\.0\.0\.1/],
-    ["a stream limit the files service does not know", dockerfile, conf.replace("StreamMaxLength 100M", "StreamMaxLength 25M"), /StreamMaxLength 25M/],
+    ["a stream limit the files service does not know", dockerfile, conf.replace("StreamMaxLength 50M", "StreamMaxLength 25M"), /StreamMaxLength 25M/],
   ])("fails on %s", async (_name, brokenDockerfile, brokenConf, expected) => {
     expect(checkClamdImage(brokenDockerfile, brokenConf, await clamdStreamMaxBytes()).join("\n")).toMatch(expected);
   });

@@ -101,6 +101,7 @@ beforeAll(async () => {
     BILLING_LEDGER_URL: url("billing-ledger"),
     MCP_URL: url("mcp"),
     GATEWAY_URL: url("gateway"),
+    PUBLIC_BASE_URL: url("gateway"),
     GATEWAY_INTERNAL_PORT: String(gatewayInternal),
     MEDIA_ENABLED: "true",
     CATALOG_REFRESH_MS: "300",

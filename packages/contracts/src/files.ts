@@ -12,15 +12,29 @@ export type ResultMimeType = z.infer<typeof ResultMimeType>;
 export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "must be a SHA-256 digest as 64 lowercase hex characters");
 
 /**
- * A name to show and to offer on download, not a path: 1-255 characters, no control characters, no
- * path separators, not "." or "..".
+ * Characters a name may not hold: control characters (Cc), invisible format characters (Cf: bidi
+ * controls such as U+202E, which shows `gnp.exe` as `exe.png`, zero-width characters, U+FEFF), line
+ * and paragraph separators, and lone surrogates, which no UTF-8 database can store.
+ */
+const HIDDEN_OR_CONTROL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
+
+/**
+ * A name to show and to offer on download, not a path: 1-255 characters, no control or invisible
+ * formatting characters, no path separators, not "." or "..".
  */
 export const Filename = z
   .string()
   .min(1, "must not be empty")
   .max(255, "must be at most 255 characters")
-  // eslint-disable-next-line no-control-regex
-  .regex(/^[^\u0000-\u001f\u007f/\\]+$/, "must not contain control characters, / or \\")
+  .superRefine((name, ctx) => {
+    // Named by code point: the character itself would be invisible in the message, or reorder it.
+    const found = HIDDEN_OR_CONTROL.exec(name)?.[0]?.codePointAt(0);
+    if (found !== undefined) {
+      const codePoint = `U+${found.toString(16).toUpperCase().padStart(4, "0")}`;
+      ctx.addIssue({ code: "custom", message: `must not contain control or invisible formatting characters (found ${codePoint})` });
+    }
+  })
+  .regex(/^[^/\\]+$/, "must not contain / or \\")
   .refine((name) => name !== "." && name !== "..", "must not be . or ..")
   .refine((name) => name.trim().length > 0, "must not be blank");
 
@@ -44,7 +58,7 @@ export type CreateFileRequest = z.infer<typeof CreateFileRequest>;
 export const FileStatus = z.enum(["awaiting_upload", "uploading", "uploaded", "verifying", "verified", "rejected"]);
 export type FileStatus = z.infer<typeof FileStatus>;
 
-export const RejectionCode = z.enum(["upload_missing", "size_mismatch", "checksum_mismatch", "mime_mismatch", "malware_detected"]);
+export const RejectionCode = z.enum(["upload_missing", "size_mismatch", "checksum_mismatch", "mime_mismatch", "malware_detected", "image_too_large"]);
 export type RejectionCode = z.infer<typeof RejectionCode>;
 
 export const FilePurpose = z.enum(["upload", "job_result"]);

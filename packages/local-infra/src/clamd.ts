@@ -1,18 +1,19 @@
 /**
- * A local ClamAV daemon for `npm start` and the tests.
+ * A local ClamAV daemon for `npm start` and the tests, on the container's configuration
+ * (infra/clamav/clamd.conf: the same limits) with local paths and address.
  *
  * There is no internet here, so no official signatures and no freshclam: clamd loads only the
  * project-owned database in infra/clamav (it refuses to start with an empty one). That database
  * detects the EICAR test string, which is all local runs and tests need; it is not protection.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { copyFile, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { aptInstall, AptInstallError, findOnPath } from "./apt";
 import { OutputTail, detachFromEventLoop, exited, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
 import { assertPort } from "./port";
-import { clamavSignaturesDir, localStateDir } from "./repo-paths";
+import { clamavSignaturesDir, clamdConfigFile, localStateDir } from "./repo-paths";
 
 export interface EnsureClamdOptions {
   port?: number;
@@ -25,6 +26,8 @@ export interface EnsureClamdOptions {
   dataDir?: string;
   /** Folder of signature files to load. Default `<repo>/infra/clamav/`. */
   signaturesDir?: string;
+  /** The clamd.conf whose settings are used, its paths and address replaced. Default `<repo>/infra/clamav/clamd.conf`. */
+  configFile?: string;
   /** Install Debian's clamav-daemon with apt-get when clamd is missing. Default true. */
   install?: boolean;
   /** How long clamd may take to answer PING after it is spawned. Default 60 s. */
@@ -38,6 +41,8 @@ export interface ClamdHandle {
   port: number;
   /** False when a clamd already answered on host:port: stop() then leaves it alone. */
   startedByUs: boolean;
+  /** The clamd process, when we started it. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -145,23 +150,23 @@ async function copySignatures(from: string, to: string): Promise<string[]> {
   return names;
 }
 
+/** What the container's clamd.conf says about its own paths and address, which a local clamd sets itself. */
+const PLACE_DIRECTIVES = new Set(["DatabaseDirectory", "TCPSocket", "TCPAddr", "TemporaryDirectory", "LocalSocket", "User"]);
+
 /**
- * Only what clamd needs. Paths are our own, so Debian's /etc/clamav/clamd.conf (User clamav,
- * LocalSocket in /run/clamav) plays no part and no clamav user or /run/clamav folder is needed:
- * clamd runs as whoever starts it.
+ * The container's configuration (its limits, image scanning, AlertExceedsMax) with our own paths, so
+ * Debian's /etc/clamav/clamd.conf (User clamav, LocalSocket in /run/clamav) plays no part and no
+ * clamav user or /run/clamav folder is needed: clamd runs as whoever starts it.
  */
-function clamdConfig(opts: { host: string; port: number; databaseDir: string; tempDir: string }): string {
+function localClamdConfig(containerConfig: string, opts: { host: string; port: number; databaseDir: string; tempDir: string }): string {
+  const kept = containerConfig.split("\n").filter((line) => !PLACE_DIRECTIVES.has(line.trim().split(/\s+/)[0] ?? ""));
   return [
-    "# Written by @meter/local-infra on every start: edits here are overwritten.",
+    "# Written by @meter/local-infra on every start from infra/clamav/clamd.conf: edits here are overwritten.",
     `DatabaseDirectory ${opts.databaseDir}`,
     `TCPSocket ${opts.port}`,
     `TCPAddr ${opts.host}`,
-    "Foreground yes",
     `TemporaryDirectory ${opts.tempDir}`,
-    // Without this a file over clamd's size limits (MaxFileSize, MaxScanSize) is reported clean.
-    "AlertExceedsMax yes",
-    "LogTime yes",
-    "",
+    ...kept,
   ].join("\n");
 }
 
@@ -178,7 +183,7 @@ export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<Cla
   assertPort(port, "ensureClamd");
   if (await pingClamd(host, port)) {
     log(`reusing the clamd already answering on ${host}:${port}`);
-    return { host, port, startedByUs: false, stop: async () => {} };
+    return { host, port, startedByUs: false, pid: undefined, stop: async () => {} };
   }
 
   let binary = findClamd();
@@ -196,7 +201,8 @@ export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<Cla
   await mkdir(tempDir, { recursive: true });
   const signatures = await copySignatures(options.signaturesDir ?? clamavSignaturesDir(), databaseDir);
   const configFile = path.join(dataDir, "clamd.conf");
-  await writeFile(configFile, clamdConfig({ host, port, databaseDir, tempDir }));
+  const containerConfig = await readFile(options.configFile ?? clamdConfigFile(), "utf8");
+  await writeFile(configFile, localClamdConfig(containerConfig, { host, port, databaseDir, tempDir }));
 
   const started = Date.now();
   const child = spawn(binary, [`--config-file=${configFile}`], { stdio: ["ignore", "pipe", "pipe"] });
@@ -209,7 +215,7 @@ export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<Cla
   const answering = await waitUntilAnswering(child, host, port, options.startTimeoutMs ?? 60_000, output, spawnError);
   if (answering === "another") {
     log(`another clamd took ${host}:${port} while ours started: reusing it`);
-    return { host, port, startedByUs: false, stop: async () => {} };
+    return { host, port, startedByUs: false, pid: undefined, stop: async () => {} };
   }
   log(`clamd answering on ${host}:${port} after ${Date.now() - started} ms (pid ${child.pid}, signatures: ${signatures.join(", ")})`);
   detachFromEventLoop(child);
@@ -219,6 +225,7 @@ export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<Cla
     host,
     port,
     startedByUs: true,
+    pid: child.pid,
     stop: () => (stopping ??= terminate(child)),
   };
 }

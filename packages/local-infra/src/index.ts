@@ -41,7 +41,7 @@ export { ensureKubectl, probeKubectl, LocalKubectlError, type KubectlInfo, type 
 export { runInForeground } from "./foreground";
 export { freePort } from "./port";
 export { adminClient, type AdminCall } from "./admin-client";
-export { repoRoot, localStateDir, clamavSignaturesDir } from "./repo-paths";
+export { repoRoot, localStateDir, clamavSignaturesDir, clamdConfigFile } from "./repo-paths";
 export { ensurePrerequisites, tcpOpen } from "./prerequisites";
 export { localSecrets, type LocalSecrets, type InternalKeySet } from "./secrets";
 export { startSystem, availableServices, envPrefix, SERVICES, DEFAULT_PORTS, type ServiceName, type SystemOptions, type RunningSystem } from "./system";

@@ -21,3 +21,8 @@ export function localStateDir(name: string): string {
 export function clamavSignaturesDir(): string {
   return path.join(repoRoot(), "infra", "clamav");
 }
+
+/** The clamd image's configuration, which the local clamd runs too (with its own paths). */
+export function clamdConfigFile(): string {
+  return path.join(repoRoot(), "infra", "clamav", "clamd.conf");
+}

@@ -1,12 +1,20 @@
 import { Readable } from "node:stream";
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import NodeClam from "clamscan";
 import { ensureClamd, pingClamd, stopClamd, type ClamdHandle } from "../src";
 import { freePort } from "../src/port";
-import { EICAR, EICAR_MD5, md5, png, tempDir } from "./fixtures";
+import { EICAR, EICAR_MD5, md5, png, tempDir, zeroPng } from "./fixtures";
 
 // First run on a fresh machine installs clamav-daemon with apt-get (about 10 s here).
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
+const MB = 1024 * 1024;
+
+/** A process's resident memory now and its high-water mark, in bytes (/proc/<pid>/status). */
+async function memoryOf(pid: number): Promise<{ rss: number; peak: number }> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1]) * 1024;
+  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+}
 
 function scanner(host: string, port: number): Promise<NodeClam> {
   return new NodeClam().init({
@@ -55,6 +63,40 @@ describe("local clamd with the project's signatures", () => {
     expect(result.isInfected).toBe(false);
     expect(result.viruses).toEqual([]);
   });
+
+  it("scans a 389 KB PNG of 20000x20000 pixels without decoding it: clamd stays under 300 MB", async () => {
+    const image = await zeroPng(20_000, 20_000);
+    expect(image.length).toBeLessThan(400_000);
+    const pid = clamd.pid!;
+    const before = await memoryOf(pid);
+    let sampled = before.rss;
+    let over: (error: Error) => void = () => {};
+    const overLimit = new Promise<never>((_, reject) => (over = reject));
+    // Sampled while clamd scans; past the limit the test fails at once instead of waiting for the decode.
+    const sampler = setInterval(() => {
+      void memoryOf(pid)
+        .then(({ rss }) => {
+          sampled = Math.max(sampled, rss);
+          if (rss > 300 * MB) over(new Error(`clamd's RSS reached ${Math.round(rss / MB)} MB during the scan`));
+        })
+        .catch(() => undefined);
+    }, 10);
+    const started = Date.now();
+    try {
+      const clam = await scanner(clamd.host, clamd.port);
+      const result = await Promise.race([clam.scanStream(Readable.from([image])), overLimit]);
+      expect(result.isInfected).toBe(false);
+    } finally {
+      clearInterval(sampler);
+    }
+    const after = await memoryOf(pid);
+    console.log(
+      `clamd RSS before ${Math.round(before.rss / MB)} MB, sampled peak ${Math.round(sampled / MB)} MB, ` +
+        `high-water mark ${Math.round(after.peak / MB)} MB, scan ${Date.now() - started} ms`,
+    );
+    expect(sampled).toBeLessThan(300 * MB);
+    expect(after.peak).toBeLessThan(300 * MB);
+  }, 60_000);
 
   it("reuses a clamd that already answers, and leaves it running on stop()", async () => {
     const again = await ensureClamd({ host: clamd.host, port: clamd.port, dataDir });

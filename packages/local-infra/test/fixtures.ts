@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { mkdtemp } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -47,6 +48,30 @@ export function png(width = 16, height = 16): Buffer {
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", header),
     chunk("IDAT", zlib.deflateSync(Buffer.concat(rows))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/**
+ * A width x height 8-bit greyscale PNG, every pixel 0: 389 KB at 20000x20000, 400 MB once decoded. The
+ * rows are deflated as a stream, so making it never holds the decoded image either.
+ */
+export async function zeroPng(width: number, height: number): Promise<Buffer> {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 0, 0, 0, 0], 8);
+  const deflate = zlib.createDeflate({ level: 9 });
+  const compressed: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => compressed.push(c));
+  const row = Buffer.alloc(1 + width);
+  for (let y = 0; y < height; y++) if (!deflate.write(row)) await once(deflate, "drain");
+  deflate.end();
+  await once(deflate, "end");
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", Buffer.concat(compressed)),
     chunk("IEND", Buffer.alloc(0)),
   ]);
 }

@@ -11,8 +11,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: Metrics;
   services: FilesServices;
-  /** PUBLIC_BASE_URL; unset, upload links are built from the forwarded host of each request. */
-  publicBaseUrl: string | undefined;
+  /** The origin of upload links (publicBaseUrlOf): from the settings, never from a request. */
+  publicBaseUrl: string;
   readiness: ReadinessCheck[];
 }
 

@@ -18,7 +18,7 @@ import { PgUploadLocks } from "./adapters/pg-upload-locks";
 import { S3ObjectStore } from "./adapters/s3-object-store";
 import type { UploadLocks } from "./adapters/upload-locks";
 import { createApp } from "./app";
-import { objectStoreOptionsOf, policyOf, uploadSecretOf, verificationRetryOf, type FilesConfig } from "./config";
+import { objectStoreOptionsOf, policyOf, publicBaseUrlOf, uploadSecretOf, verificationRetryOf, type FilesConfig } from "./config";
 import { startVerificationConsumer } from "./consumers/verification.consumer";
 import { createDatabase, type Db, type FilesDatabase } from "./db";
 import { systemClock, type Clock, type FilesPolicy } from "./domain/policy";
@@ -146,7 +146,7 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
     logger,
     metrics: new Metrics("files"),
     services,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
+    publicBaseUrl: publicBaseUrlOf(config),
     readiness: shared.readiness,
   });
   return {
@@ -176,7 +176,8 @@ export async function composeWorker(config: FilesConfig, overrides: FilesOverrid
   const { database, store, bus, relay } = shared;
   const files = new FileRepository(database.prisma);
   const scanner = new ClamavScanner({ host: config.CLAMD_HOST, port: config.CLAMD_PORT, timeoutMs: config.CLAMD_TIMEOUT_MS });
-  const verification = new VerificationService({ files, store, scanner, clock, logger });
+  const policy = { ...policyOf(config), ...overrides.policy };
+  const verification = new VerificationService({ files, store, scanner, clock, logger, maxImagePixels: policy.maxImagePixels });
   const consumer = await startVerificationConsumer(bus, verification, logger, {
     prefetch: config.VERIFY_CONCURRENCY,
     retry: verificationRetryOf(config),
@@ -184,7 +185,7 @@ export async function composeWorker(config: FilesConfig, overrides: FilesOverrid
   const retention = new RetentionService({
     files,
     store,
-    policy: { ...policyOf(config), ...overrides.policy },
+    policy,
     clock,
     logger,
     kickOutbox: () => relay.kick(),

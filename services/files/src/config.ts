@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+import { ServiceCatalog } from "@meter/contracts";
 import type { RetryPolicy } from "@meter/messaging";
 import type { S3ObjectStoreOptions } from "./adapters/s3-object-store";
 import { DEFAULT_POLICY, type FilesPolicy } from "./domain/policy";
@@ -15,10 +16,12 @@ export const FilesConfig = CommonConfig.extend({
   RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
   /**
-   * Where clients reach the API (the gateway), for absolute upload links. Unset: taken from each
-   * request's X-Forwarded-Proto/-Host (or Host), which the gateway sets.
+   * Where clients reach the API (the gateway): the origin of every upload link. Required in production
+   * (loadApiConfig); a request's Host or X-Forwarded-Host is the client's to choose, so it never decides.
    */
   PUBLIC_BASE_URL: env.optionalUrl(),
+  /** Outside production, with PUBLIC_BASE_URL unset, links point at the local gateway (npm start and the tests set this). */
+  GATEWAY_URL: env.optionalUrl(),
   /**
    * Signs upload links. Unset: derived from INTERNAL_SIGNING_KEY (the files service's own key), so
    * links survive restarts and agree across replicas; rotating that key then voids the links of the
@@ -39,7 +42,12 @@ export const FilesConfig = CommonConfig.extend({
   CLAMD_PORT: env.port(3310),
   CLAMD_TIMEOUT_MS: env.int(60_000, { min: 1_000 }),
   /** clamd's StreamMaxLength: a larger file could never be scanned, so it may not be accepted at all. */
-  CLAMD_STREAM_MAX_BYTES: env.int(100 * MiB, { min: 1 }),
+  CLAMD_STREAM_MAX_BYTES: env.int(50 * MiB, { min: 1 }),
+  /**
+   * An image (PNG, JPEG, WebP) whose header says more pixels than this is rejected `image_too_large`
+   * before the scan: decoding it costs 4 bytes a pixel. The media models accept no larger input.
+   */
+  MAX_IMAGE_PIXELS: env.int(100_000_000, { min: 1 }),
   /** Files verified at once by one worker process. */
   VERIFY_CONCURRENCY: env.int(4, { min: 1, max: 64 }),
   /** While clamd or the object store is down: attempts per message, and the waits between them (the last repeats). */
@@ -65,6 +73,21 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): FilesConfig
   return parseConfig(FilesConfig, source);
 }
 
+/** The API process's settings: upload links are built there, so production must say where clients reach it. */
+const FilesApiConfig = FilesConfig.refine((c) => c.NODE_ENV !== "production" || c.PUBLIC_BASE_URL !== undefined, {
+  message: "required in production: the origin clients reach the API on, e.g. https://api.example.com (upload links are built on it)",
+  path: ["PUBLIC_BASE_URL"],
+});
+
+export function loadApiConfig(source: NodeJS.ProcessEnv = process.env): FilesConfig {
+  return parseConfig(FilesApiConfig, source);
+}
+
+/** The origin of upload links: PUBLIC_BASE_URL, else (outside production) the local gateway. */
+export function publicBaseUrlOf(config: Pick<FilesConfig, "PUBLIC_BASE_URL" | "GATEWAY_URL">): string {
+  return config.PUBLIC_BASE_URL ?? config.GATEWAY_URL ?? `http://127.0.0.1:${ServiceCatalog.gateway.port}`;
+}
+
 /** The upload-link key: its own setting, else one derived from the service's signing key (never that key itself). */
 export function uploadSecretOf(config: Pick<FilesConfig, "FILES_UPLOAD_SECRET" | "INTERNAL_SIGNING_KEY">): string {
   return config.FILES_UPLOAD_SECRET ?? createHmac("sha256", config.INTERNAL_SIGNING_KEY).update("meter files upload links v1").digest("hex");
@@ -74,6 +97,7 @@ export function policyOf(config: FilesConfig): FilesPolicy {
   return {
     ...DEFAULT_POLICY,
     maxFileBytes: config.MAX_FILE_BYTES,
+    maxImagePixels: config.MAX_IMAGE_PIXELS,
     quotaBytes: config.FILE_QUOTA_BYTES,
     completeWaitMs: config.COMPLETE_WAIT_MS,
     verifyRequeueAfterMs: config.VERIFY_REQUEUE_AFTER_MS,

@@ -40,14 +40,44 @@ describe("POST /v1/files", () => {
       method: "PUT",
       headers: { "content-type": "image/png", "content-length": "1000", "x-content-sha256": "a".repeat(64) },
     });
-    expect(file.upload!.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/v1/uploads/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]{43}$`));
+    // No PUBLIC_BASE_URL or GATEWAY_URL in this test's settings: the local gateway's default origin.
+    expect(file.upload!.url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/v1\/uploads\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     expect(Date.parse(file.upload!.expires_at) - created).toBe(300_000);
   });
 
-  it("builds the link on the forwarded origin", async () => {
-    const res = await h.call("POST", "/v1/files", h.user(), valid()).set("x-forwarded-proto", "https").set("x-forwarded-host", "api.example.test");
+  it("builds the link on the configured origin, whatever Host and X-Forwarded-* the request carries", async () => {
+    const res = await h
+      .call("POST", "/v1/files", h.user(), valid())
+      .set("host", "attacker.example")
+      .set("x-forwarded-proto", "https")
+      .set("x-forwarded-host", "attacker.example");
     expect(res.status).toBe(201);
-    expect((res.body as FileRecord).upload!.url).toMatch(/^https:\/\/api\.example\.test\/v1\/uploads\//);
+    expect((res.body as FileRecord).upload!.url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/v1\/uploads\//);
+  });
+
+  it.each([
+    ["a right-to-left override (gnp.exe shown as exe.png)", "invoice\u202Egnp.exe", "U+202E"],
+    ["a right-to-left mark", "a\u200F.png", "U+200F"],
+    ["a left-to-right isolate", "\u2066a.png", "U+2066"],
+    ["a pop directional isolate", "a.png\u2069", "U+2069"],
+    ["a byte order mark", "\uFEFFa.png", "U+FEFF"],
+    ["a zero-width space", "a\u200B.png", "U+200B"],
+    ["a C1 control character", "a\u0085.png", "U+0085"],
+    ["a line separator", "a\u2028.png", "U+2028"],
+    ["a lone surrogate", "a\uD800.png", "U+D800"],
+  ])("refuses a name with %s: 400 invalid_request naming the character, nothing kept", async (_what, filename, codePoint) => {
+    const owner = h.user();
+    const res = await h.call("POST", "/v1/files", owner, valid({ filename }));
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    expect(res.body.error.message).toBe(`filename: must not contain control or invisible formatting characters (found ${codePoint})`);
+    expect((await h.call("GET", "/v1/files", owner)).body.data).toEqual([]);
+  });
+
+  it("accepts a name in any script, with accents and emoji", async () => {
+    const res = await h.call("POST", "/v1/files", h.user(), valid({ filename: "Счёт №5 — café 😀.png" }));
+    expect(res.status).toBe(201);
+    expect((res.body as FileRecord).filename).toBe("Счёт №5 — café 😀.png");
   });
 
   it.each([

@@ -1,6 +1,6 @@
 import type { FileRecord } from "@meter/contracts";
 import { startStack, type Stack } from "@meter/testing";
-import { png, sha256 } from "./support/files-harness";
+import { httpRequest, png, sha256, zeroPng } from "./support/files-harness";
 
 /**
  * The whole path a client takes, through a real gateway with a real key: create -> PUT -> complete ->
@@ -68,4 +68,54 @@ it("refuses a tampered link and a read-only key's upload creation through the ga
   });
   expect(put.status).toBe(403);
   expect(((await put.json()) as { error: { code: string } }).error.code).toBe("invalid_upload_link");
+});
+
+describe("what a client cannot get past the gateway", () => {
+  async function create(key: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    const payload = Buffer.from(JSON.stringify(body));
+    return httpRequest(
+      `${gateway.url}/v1/files`,
+      "POST",
+      { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": String(payload.length), ...headers },
+      payload,
+    );
+  }
+
+  it("builds the upload link on the configured origin, not on the client's Host or X-Forwarded-Host", async () => {
+    const { key } = await gateway.account({ scopes: ["files:write"] });
+    const declared = { filename: "a.png", mime_type: "image/png", size_bytes: 10, sha256: "e".repeat(64) };
+    const attempts: Record<string, string>[] = [{ "x-forwarded-host": "attacker.example", "x-forwarded-proto": "https" }, { host: "attacker.example" }];
+    for (const headers of attempts) {
+      const res = await create(key, declared, headers);
+      expect(res.status).toBe(201);
+      expect((res.json as unknown as FileRecord).upload!.url.startsWith(`${gateway.url}/v1/uploads/`)).toBe(true);
+    }
+  });
+
+  it("refuses a name that hides its real extension behind a right-to-left override (400 invalid_request)", async () => {
+    const { key } = await gateway.account({ scopes: ["files:write", "files:read"] });
+    const res = await create(key, { filename: "photo\u202Egnp.exe", mime_type: "image/png", size_bytes: 10, sha256: "e".repeat(64) });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({
+      error: { code: "invalid_request", message: "filename: must not contain control or invisible formatting characters (found U+202E)" },
+    });
+  });
+
+  it("rejects a 389 KB PNG of 20000x20000 pixels as image_too_large, freeing its quota", async () => {
+    const { key } = await gateway.account({ scopes: ["files:write", "files:read"] });
+    const auth = { authorization: `Bearer ${key}` };
+    const content = await zeroPng(20_000, 20_000);
+    const created = (await create(key, { filename: "huge.png", mime_type: "image/png", size_bytes: content.length, sha256: sha256(content) }))
+      .json as unknown as FileRecord;
+    const put = await fetch(created.upload!.url, { method: "PUT", headers: created.upload!.headers, body: content });
+    expect(put.status).toBe(200);
+
+    const started = Date.now();
+    const complete = await fetch(`${gateway.url}/v1/files/${created.id}/complete`, { method: "POST", headers: auth });
+    expect(complete.status).toBe(200);
+    expect(await complete.json()).toMatchObject({ id: created.id, status: "rejected", rejection: { code: "image_too_large" } });
+    // Decided from the header: clamd would have spent seconds decoding 400 million pixels.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await fetch(`${gateway.url}/v1/files/${created.id}/content`, { headers: auth })).status).toBe(409);
+  }, 60_000);
 });

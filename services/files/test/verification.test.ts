@@ -1,6 +1,5 @@
-import { randomBytes } from "node:crypto";
 import type { FileRecord, KeyIdentity } from "@meter/contracts";
-import { eicar, pdf, png, startFiles, type FilesHarness } from "./support/files-harness";
+import { eicar, pdf, png, startFiles, zeroPng, type FilesHarness } from "./support/files-harness";
 
 /** POST /v1/files/{id}/complete and the worker behind it: every verdict, and what happens while clamd is down. */
 let h: FilesHarness;
@@ -27,7 +26,12 @@ async function objectOf(id: string): Promise<{ size: number } | undefined> {
 describe("verdicts", () => {
   it.each([
     ["a PNG", png(), "image/png"],
-    ["a JPEG", Buffer.concat([Buffer.from("ffd8ffe000104a46494600010100000100010000", "hex"), randomBytes(200), Buffer.from("ffd9", "hex")]), "image/jpeg"],
+    // Filler without 0xFF: random bytes could hold a frame header of any size, which the pixel limit reads.
+    [
+      "a JPEG",
+      Buffer.concat([Buffer.from("ffd8ffe000104a46494600010100000100010000", "hex"), Buffer.alloc(200, 0x5a), Buffer.from("ffd9", "hex")]),
+      "image/jpeg",
+    ],
     ["a WebP", webp(), "image/webp"],
     ["a PDF", pdf(), "application/pdf"],
   ])("verifies %s (200 with the final record)", async (_what, content, mimeType) => {
@@ -54,6 +58,24 @@ describe("verdicts", () => {
     const row = await h.db.file.findUnique({ where: { id: body.id } });
     expect(row?.rejectionDetail).toMatch(/EICAR/);
   });
+
+  it("rejects a 389 KB PNG of 20000x20000 pixels (image_too_large) from its header, without sending it to clamd", async () => {
+    const image = await zeroPng(20_000, 20_000);
+    expect(image.length).toBeLessThan(400_000);
+    // With clamd down, a file that went to the scanner would stay verifying: a verdict proves it did not.
+    await h.clamd.stop();
+    try {
+      const { status, body, owner } = await verdict(image, "image/png");
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ status: "rejected", rejection: { code: "image_too_large" } });
+      expect(await objectOf(body.id)).toBeUndefined();
+      const row = await h.db.file.findUnique({ where: { id: body.id } });
+      expect(row?.rejectionDetail).toBe("20000x20000 is 400000000 pixels, over 100000000");
+      expect((await h.call("GET", `/v1/files/${body.id}/content`, owner)).status).toBe(409);
+    } finally {
+      await h.clamd.start();
+    }
+  }, 60_000);
 
   it("rejects a PDF declared as PNG (mime_mismatch)", async () => {
     const { body } = await verdict(pdf(), "image/png");

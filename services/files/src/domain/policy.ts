@@ -8,6 +8,8 @@ export const systemClock: Clock = { now: () => new Date() };
 /** The numbers the rules run on. The spec fixes the link lifetime and retention; tests shrink the rest. */
 export interface FilesPolicy {
   maxFileBytes: number;
+  /** Width x height from an image's header; more is rejected `image_too_large` before the scan. */
+  maxImagePixels: number;
   /** Per user, across organizations: declared sizes of live uploads (job results are not counted). */
   quotaBytes: number;
   uploadLinkTtlMs: number;
@@ -28,6 +30,7 @@ export interface FilesPolicy {
 
 export const DEFAULT_POLICY: FilesPolicy = {
   maxFileBytes: 50 * 1024 * 1024,
+  maxImagePixels: 100_000_000,
   quotaBytes: 10_000_000_000,
   uploadLinkTtlMs: 300_000,
   retentionMs: 7 * 24 * 3_600_000,

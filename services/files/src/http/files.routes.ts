@@ -5,7 +5,6 @@ import { jsonBody, keyIdentityOf, parseInput } from "@meter/service-kit";
 import type { CompletionService } from "../services/completion.service";
 import type { FileService } from "../services/file.service";
 import { fileIdParam } from "./params";
-import { publicBaseUrl } from "./public-base-url";
 import { sendContent } from "./send-content";
 
 const ListQuery = z.strictObject({
@@ -17,7 +16,7 @@ const ListQuery = z.strictObject({
 const CompleteRequest = z.strictObject({});
 
 /** The public file API (`/v1/files`), for key holders; the gateway has checked the key's scopes. */
-export function fileRoutes(deps: { files: FileService; completion: CompletionService; publicBaseUrl: string | undefined }): Router {
+export function fileRoutes(deps: { files: FileService; completion: CompletionService; publicBaseUrl: string }): Router {
   const r = Router();
   const body = jsonBody({ limit: "64kb" });
 
@@ -25,7 +24,7 @@ export function fileRoutes(deps: { files: FileService; completion: CompletionSer
     const caller = keyIdentityOf(req);
     const input = parseInput(CreateFileRequest, req.body);
     const owner = { userId: caller.user_id, organizationId: caller.organization_id };
-    res.status(201).json(await deps.files.create(owner, input, publicBaseUrl(req, deps.publicBaseUrl)));
+    res.status(201).json(await deps.files.create(owner, input, deps.publicBaseUrl));
   });
 
   r.get("/", async (req, res) => {

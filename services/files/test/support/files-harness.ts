@@ -1,10 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import http, { createServer, type Server } from "node:http";
 import path from "node:path";
 import type { Readable } from "node:stream";
+import zlib from "node:zlib";
 import request from "supertest";
 import type { Express } from "express";
 import { UNSIGNED_PAYLOAD, type CreateFileRequest, type Deployable, type FileRecord, type Identity, type KeyIdentity } from "@meter/contracts";
@@ -257,7 +259,7 @@ async function assemble(ctx: {
     const agent = request(app);
     const t = method === "GET" ? agent.get(p) : method === "POST" ? agent.post(p) : method === "PUT" ? agent.put(p) : agent.delete(p);
     const { headers, payload } = signFor(identity, method, p, body);
-    t.set(headers).set("x-forwarded-host", `127.0.0.1:${port}`);
+    t.set(headers);
     return payload === undefined ? t : t.send(payload);
   };
   const put = (uploadUrl: string, headers: Record<string, string>, body: Buffer | Readable) => {
@@ -342,6 +344,38 @@ export function png(extra: Buffer = Buffer.alloc(0)): Buffer {
   const ihdr = Buffer.from([0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
   const idat = Buffer.from("789c63f8cfc0f01f0005000201a5f6e3f1", "hex");
   return Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", Buffer.alloc(0)), extra]);
+}
+
+/**
+ * A width x height 8-bit greyscale PNG, every pixel 0: 389 KB at 20000x20000, 400 MB once decoded. The
+ * rows are deflated as a stream, so making it never holds the decoded image either.
+ */
+export async function zeroPng(width: number, height: number): Promise<Buffer> {
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 0, 0, 0, 0], 8);
+  const deflate = zlib.createDeflate({ level: 9 });
+  const compressed: Buffer[] = [];
+  deflate.on("data", (c: Buffer) => compressed.push(c));
+  const row = Buffer.alloc(1 + width);
+  for (let y = 0; y < height; y++) if (!deflate.write(row)) await once(deflate, "drain");
+  deflate.end();
+  await once(deflate, "end");
+  return Buffer.concat([
+    Buffer.from("89504e470d0a1a0a", "hex"),
+    pngChunk("IHDR", header),
+    pngChunk("IDAT", Buffer.concat(compressed)),
+    pngChunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(Buffer.concat([Buffer.from(type, "ascii"), data])));
+  return Buffer.concat([length, Buffer.from(type, "ascii"), data, crc]);
 }
 
 /** A small but well-formed PDF. */
