@@ -30,6 +30,9 @@ describe("verdicts", () => {
     ["a JPEG", Buffer.concat([Buffer.from("ffd8ffe000104a46494600010100000100010000", "hex"), randomBytes(200), Buffer.from("ffd9", "hex")]), "image/jpeg"],
     ["a WebP", webp(), "image/webp"],
     ["a PDF", pdf(), "application/pdf"],
+    // The OCR model lists TIFF and GIF among its accepted types, so uploads take them too.
+    ["a TIFF", Buffer.concat([Buffer.from("49492a0008000000", "hex"), randomBytes(200)]), "image/tiff"],
+    ["a GIF", Buffer.from("47494638396101000100800000000000ffffff2c00000000010001000002024401003b", "hex"), "image/gif"],
   ])("verifies %s (200 with the final record)", async (_what, content, mimeType) => {
     const { status, body } = await verdict(content, mimeType);
     expect(status).toBe(200);
