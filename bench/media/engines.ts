@@ -62,7 +62,7 @@ export interface BenchRow {
 const CORES = os.availableParallelism();
 
 /** CPU seconds of this process and of its children already reaped (Tesseract), from /proc/self/stat. */
-function cpuSeconds(): number {
+export function cpuSeconds(): number {
   const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
   // utime, stime, cutime, cstime are fields 14-17 of stat(5), i.e. 11-14 after the command name; ticks of 1/100 s.
   return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;

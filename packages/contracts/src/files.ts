@@ -2,10 +2,10 @@ import { z } from "zod";
 import { endpoint } from "./endpoints";
 
 /** What a key holder may upload (CONTRACT.md "Files"). */
-export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "application/pdf"]);
+export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif", "application/pdf"]);
 export type UploadMimeType = z.infer<typeof UploadMimeType>;
 
-/** What a media job may store as its result: the upload types plus JSON and plain text. */
+/** What a media job may store as its result: PNG, JPEG, WebP, PDF, JSON and plain text. */
 export const ResultMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "application/pdf", "application/json", "text/plain"]);
 export type ResultMimeType = z.infer<typeof ResultMimeType>;
 

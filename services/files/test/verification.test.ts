@@ -34,6 +34,10 @@ describe("verdicts", () => {
     ],
     ["a WebP", webp(), "image/webp"],
     ["a PDF", pdf(), "application/pdf"],
+    // The OCR model lists TIFF and GIF among its accepted types, so uploads take them too (an IFD with no
+    // entries: fixed bytes, since random ones could declare an image over the pixel limit).
+    ["a TIFF", Buffer.concat([Buffer.from("49492a0008000000", "hex"), Buffer.alloc(200, 0)]), "image/tiff"],
+    ["a GIF", Buffer.from("47494638396101000100800000000000ffffff2c00000000010001000002024401003b", "hex"), "image/gif"],
   ])("verifies %s (200 with the final record)", async (_what, content, mimeType) => {
     const { status, body } = await verdict(content, mimeType);
     expect(status).toBe(200);

@@ -18,6 +18,7 @@ import {
   type MediaSystem,
 } from "./support/media-system";
 import { slowOcrJob } from "./support/slow-job";
+import { renderTextGrey } from "./support/text-render";
 
 /**
  * Every operation end to end through the gateway, as a client does it: the files flow (create, PUT to
@@ -113,6 +114,27 @@ describe("OCR", () => {
     expect(document.pages.map((p) => p.source)).toEqual(["text_layer", "text_layer"]);
     expect(document.pages.map((p) => p.text)).toEqual(fixture("text-layer.pdf").expected.pages);
     expect(await s.settledBalance(a.organizationId)).toMatchObject({ balance_microrub: CREDIT - 2 * PRICE.ocr });
+  });
+
+  test("a two-page TIFF (a type the model lists) uploads, is billed two pages and read page by page", async () => {
+    const a = await s.sut.account();
+    const first = await renderTextGrey({ lines: ["The first page of the TIFF"], width: 1200, fontSize: 40 });
+    const second = await renderTextGrey({ lines: ["Second page here"], width: 1200, height: first.height, fontSize: 40 });
+    const tiff = await sharp(Buffer.concat([first.data, second.data]), {
+      raw: { width: 1200, height: first.height * 2, channels: 1, pageHeight: first.height },
+    })
+      .tiff()
+      .toBuffer();
+    const fileId = await s.upload(a.key, tiff, "image/tiff", "two-pages.tif");
+    const accepted = await s.submit(a.key, "/v1/ocr", { model: OCR_MODEL, file_id: fileId, settings: { language: "en" } });
+    expect(accepted.json).toMatchObject({ status: "queued", usage: { unit: "page", quantity: 2 } });
+    const job = await s.waitForJob(a.key, accepted.json.id);
+    expect(job).toMatchObject({ status: "succeeded", billing: { cost_microrub: 2 * PRICE.ocr } });
+    const document = JSON.parse((await s.download(a.key, job.result!.file_id)).toString("utf8")) as { pages: { page: number; text: string }[] };
+    expect(document.pages.map((p) => [p.page, p.text])).toEqual([
+      [1, "The first page of the TIFF"],
+      [2, "Second page here"],
+    ]);
   });
 
   test("an image-only PDF is rendered and recognised page by page", async () => {

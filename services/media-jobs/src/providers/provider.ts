@@ -85,7 +85,7 @@ export interface OcrRequest {
 export interface OcrPage {
   /** 0-based index into the request's files. */
   file_index: number;
-  /** 1-based page number within that file (always 1 for an image). */
+  /** 1-based page number within that file (a TIFF's page; always 1 for any other image). */
   page: number;
   /** `text_layer`: the PDF's own text, no recognition; `ocr`: recognised by Tesseract. */
   source: "text_layer" | "ocr";

@@ -35,8 +35,10 @@ export interface TesseractPoolOptions {
 export interface RecognizeOptions {
   /** Tesseract `-l` value: `eng`, `rus` or `eng+rus`. */
   languages: string;
-  /** The raster's resolution, so Tesseract need not guess it from the text size. */
-  dpi: number;
+  /** The raster's true resolution; undefined when it is not known, and Tesseract estimates it from the text size. */
+  dpi: number | undefined;
+  /** Tesseract's page segmentation mode: 3 (a page, the default) or 6 (one block of text). */
+  psm?: 3 | 6;
   signal?: AbortSignal;
 }
 
@@ -66,8 +68,9 @@ export class TesseractPool {
     await this.acquire(options.signal);
     try {
       throwIfAborted(options.signal);
-      // Tesseract ignores a resolution under 70 and guesses one instead.
-      const args = ["stdin", "stdout", "-l", options.languages, "--dpi", String(Math.max(70, Math.round(options.dpi))), "--psm", "3", "tsv"];
+      // Tesseract ignores a resolution under 70 and estimates one from the text, as it does with none.
+      const dpi = options.dpi !== undefined && options.dpi >= 70 ? ["--dpi", String(Math.round(options.dpi))] : [];
+      const args = ["stdin", "stdout", "-l", options.languages, ...dpi, "--psm", String(options.psm ?? 3), "tsv"];
       const { stdout } = await this.exec(args, image, options.signal);
       return parseTesseractTsv(stdout);
     } finally {

@@ -1,5 +1,5 @@
 import { addScanNoise, renderTextGrey, seededRandom, wrap } from "../../../../test/support/text-render";
-import { OCR_LINE_HEIGHT_PX, OCR_MIN_SCALE, estimateTextLineHeight, ocrScale } from "./text-size";
+import { OCR_LINE_HEIGHT_PX, OCR_MAX_SCALE, OCR_MIN_LINE_HEIGHT_PX, OCR_MIN_SCALE, estimateTextLineHeight, ocrScale } from "./text-size";
 
 const PROSE =
   "The board approved a budget for research and for hiring in the support team, and asked management to report on progress every quarter. " +
@@ -64,10 +64,14 @@ describe("estimateTextLineHeight", () => {
 });
 
 describe("ocrScale", () => {
-  test("shrinks tall text to the reading height, leaves small or unknown text alone, and never below the floor", () => {
+  test("shrinks tall text to the reading height, enlarges small text, leaves unknown text alone, within the bounds", () => {
     expect(ocrScale(undefined)).toBe(1);
     expect(ocrScale(OCR_LINE_HEIGHT_PX)).toBe(1);
-    expect(ocrScale(12)).toBe(1);
+    expect(ocrScale(OCR_MIN_LINE_HEIGHT_PX)).toBe(1);
+    // A 96 DPI screenshot's lines (11 px) are enlarged to the height where they stop losing characters.
+    expect(ocrScale(11)).toBeCloseTo(OCR_MIN_LINE_HEIGHT_PX / 11);
+    expect(ocrScale(8)).toBe(OCR_MAX_SCALE);
+    expect(ocrScale(2)).toBe(OCR_MAX_SCALE);
     expect(ocrScale(40)).toBeCloseTo(OCR_LINE_HEIGHT_PX / 40);
     expect(ocrScale(500)).toBe(OCR_MIN_SCALE);
   });

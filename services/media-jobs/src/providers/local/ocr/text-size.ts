@@ -78,8 +78,25 @@ export function estimateTextLineHeight(grey: Uint8Array, width: number, height: 
   return agreeing >= runs.length * AGREEING_SHARE ? median : undefined;
 }
 
-/** The factor (<= 1) a page is scaled by before OCR so its lines are about OCR_LINE_HEIGHT_PX tall. */
+/**
+ * Lines shorter than this are enlarged to this height: a 96 DPI screenshot's 11 px lines lose
+ * characters as they are. Enlarging costs Tesseract time with the square of the factor, so only up to
+ * the height where the errors stopped.
+ */
+export const OCR_MIN_LINE_HEIGHT_PX = 16;
+/** Never enlarge a page more than this: 96 DPI renders of a paper (8 px lines) read as well at 1.5x as at 2x, at half the cost. */
+export const OCR_MAX_SCALE = 1.5;
+
+/**
+ * The factor a page is scaled by before OCR: down to OCR_LINE_HEIGHT_PX for large text (speed), up to
+ * OCR_MIN_LINE_HEIGHT_PX for small text (accuracy), 1 in between and when the height is unknown.
+ * Measured on a 96 DPI bank statement screenshot (11 px lines): 5.8 % character errors as it is,
+ * 0.0-0.3 % at 1.45x and 2x; on a 96 DPI render of a paper page (8 px lines), 2.2 % at 1.5x and
+ * 2.0 % at 2x against 3.4 % for plain Tesseract.
+ */
 export function ocrScale(lineHeight: number | undefined): number {
-  if (lineHeight === undefined || lineHeight <= OCR_LINE_HEIGHT_PX) return 1;
+  if (lineHeight === undefined) return 1;
+  if (lineHeight < OCR_MIN_LINE_HEIGHT_PX) return Math.min(OCR_MAX_SCALE, OCR_MIN_LINE_HEIGHT_PX / lineHeight);
+  if (lineHeight <= OCR_LINE_HEIGHT_PX) return 1;
   return Math.max(OCR_MIN_SCALE, OCR_LINE_HEIGHT_PX / lineHeight);
 }

@@ -16,9 +16,10 @@ test("words become lines, paragraphs and blocks become blank-line separated, con
     row(5, 2, 1, 1, 1, 60, "Block"),
     row(5, 2, 1, 1, 2, 95, " "),
   ].join("\n");
-  expect(parseTesseractTsv(tsv)).toEqual({ text: "Hello world\nsecond\n\nBlock", confidence: 75, words: 4 });
+  expect(parseTesseractTsv(tsv)).toMatchObject({ text: "Hello world\nsecond\n\nBlock", confidence: 75, words: 4 });
+  expect(parseTesseractTsv(tsv).blocks.map((b) => b.text)).toEqual(["Hello world\nsecond", "Block"]);
 });
 
 test("no words: empty text and no confidence", () => {
-  expect(parseTesseractTsv(`${header}\n${row(1, 0, 0, 0, 0, -1)}\n`)).toEqual({ text: "", confidence: null, words: 0 });
+  expect(parseTesseractTsv(`${header}\n${row(1, 0, 0, 0, 0, -1)}\n`)).toEqual({ text: "", confidence: null, words: 0, blocks: [] });
 });

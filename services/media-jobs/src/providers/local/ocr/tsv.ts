@@ -4,56 +4,88 @@ export interface Recognition {
   /** Mean confidence (0-100) of the recognised words, two decimals; null when no word was found. */
   confidence: number | null;
   words: number;
+  /** Tesseract's text blocks in reading order, each with its box on the page and its own text. */
+  blocks: RecognisedBlock[];
+}
+
+export interface RecognisedBlock {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  /** As Recognition.text, for this block alone. */
+  text: string;
+  confidenceSum: number;
+  words: number;
 }
 
 /**
  * Tesseract's TSV output: a header, then one row per layout element with the columns
  * level, page_num, block_num, par_num, line_num, word_num, left, top, width, height, conf, text.
- * Level 5 rows are words (conf >= 0); the numbering of the others gives the line and paragraph breaks.
+ * Level 2 rows are blocks (their box), level 5 rows are words (conf >= 0); the numbering of the others
+ * gives the line and paragraph breaks.
  */
 export function parseTesseractTsv(tsv: string): Recognition {
-  const paragraphs: string[][] = [];
+  const blocks: RecognisedBlock[] = [];
+  const boxes = new Map<string, { left: number; top: number; width: number; height: number }>();
+  let block: { key: string; paragraphs: string[][]; lines: string[]; line: string[]; confidenceSum: number; words: number } | undefined;
   let currentParagraph = "";
   let currentLine = "";
-  let line: string[] = [];
-  let lines: string[] = [];
-  let confidenceSum = 0;
-  let words = 0;
 
   const flushLine = () => {
-    if (line.length > 0) lines.push(line.join(" "));
-    line = [];
+    if (block && block.line.length > 0) block.lines.push(block.line.join(" "));
+    if (block) block.line = [];
   };
   const flushParagraph = () => {
     flushLine();
-    if (lines.length > 0) paragraphs.push(lines);
-    lines = [];
+    if (block && block.lines.length > 0) block.paragraphs.push(block.lines);
+    if (block) block.lines = [];
+  };
+  const flushBlock = () => {
+    flushParagraph();
+    if (!block || block.words === 0) return;
+    const box = boxes.get(block.key) ?? { left: 0, top: 0, width: 0, height: 0 };
+    blocks.push({ ...box, text: block.paragraphs.map((p) => p.join("\n")).join("\n\n"), confidenceSum: block.confidenceSum, words: block.words });
   };
 
   for (const row of tsv.split("\n")) {
     const cols = row.split("\t");
-    if (cols.length < 12 || cols[0] !== "5") continue;
-    const [, , block, par, ln, , , , , , conf, ...rest] = cols;
+    if (cols.length < 12) continue;
+    const [level, , blockNum, par, ln, , left, top, width, height, conf, ...rest] = cols;
+    if (level === "2") boxes.set(blockNum!, { left: Number(left), top: Number(top), width: Number(width), height: Number(height) });
+    if (level !== "5") continue;
     const text = rest.join("\t").trim();
     const confidence = Number(conf);
     if (text === "" || !(confidence >= 0)) continue;
-    const paragraphKey = `${block}/${par}`;
+    const paragraphKey = `${blockNum}/${par}`;
     const lineKey = `${paragraphKey}/${ln}`;
-    if (paragraphKey !== currentParagraph) {
+    if (block?.key !== blockNum) {
+      flushBlock();
+      block = { key: blockNum!, paragraphs: [], lines: [], line: [], confidenceSum: 0, words: 0 };
+    } else if (paragraphKey !== currentParagraph) {
       flushParagraph();
-      currentParagraph = paragraphKey;
     } else if (lineKey !== currentLine) {
       flushLine();
     }
+    currentParagraph = paragraphKey;
     currentLine = lineKey;
-    line.push(text);
-    confidenceSum += confidence;
-    words++;
+    const current = block!;
+    current.line.push(text);
+    current.confidenceSum += confidence;
+    current.words++;
   }
-  flushParagraph();
+  flushBlock();
+  return combineBlocks(blocks);
+}
+
+/** The page's recognition from its blocks (in reading order): texts separated by an empty line. */
+export function combineBlocks(blocks: RecognisedBlock[]): Recognition {
+  const words = blocks.reduce((n, b) => n + b.words, 0);
+  const confidenceSum = blocks.reduce((n, b) => n + b.confidenceSum, 0);
   return {
-    text: paragraphs.map((p) => p.join("\n")).join("\n\n"),
+    text: blocks.map((b) => b.text).join("\n\n"),
     confidence: words > 0 ? Math.round((confidenceSum / words) * 100) / 100 : null,
     words,
+    blocks,
   };
 }
