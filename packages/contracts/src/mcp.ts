@@ -5,10 +5,10 @@ import type { Scope } from "./scopes";
 import { ChatQuoteRequest, MessagesRequest, ResponsesRequest } from "./text";
 
 /**
- * The MCP endpoint's tools (CONTRACT.md "MCP"): the name, the rights a key needs to see and call each,
- * and the zod schemas of their arguments and structured results. Read tools need `mcp:read`; paid tools
- * need `mcp:invoke` plus the right of their operation, and call the public API with the caller's key,
- * so the API's own scope checks, holds, budget and idempotency apply on top.
+ * The MCP endpoint's tools (docs/mcp.md "Tools"): the name, the rights a key needs to see and call each,
+ * and the zod schemas of their arguments and structured results. Read tools need `mcp:read`, paid tools
+ * `mcp:invoke`, each plus the right of the endpoint it calls; they call the public API with the caller's
+ * key, so the API's own scope checks, holds, budget and idempotency apply on top.
  */
 
 export const McpToolName = z.enum([
@@ -261,7 +261,7 @@ export const CreateResponseInput = z.strictObject({
   instructions: ResponsesInputShape.instructions.describe("System instructions, placed before the input."),
   max_output_tokens: ResponsesInputShape.max_output_tokens.describe("Most tokens the answer may have; the default of the API when omitted."),
   temperature: Temperature,
-  metadata: ResponsesInputShape.metadata.describe("Up to your own string labels, stored with the response."),
+  metadata: ResponsesInputShape.metadata.describe("Your own string labels (keys up to 64, values up to 512 characters), stored with the response."),
   max_cost_microrub: MaxCost.optional(),
   idempotency_key: IdempotencyKey.optional(),
 });
