@@ -5,6 +5,7 @@ import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedO
 import { isAdminToken, presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
 import type { RateLimiter } from "./auth/rate-limiter";
+import { bearerChallenge } from "./http/bearer-challenge";
 import { jsonBodyGuard } from "./http/body";
 import type { BodyPace } from "./http/body-pace";
 import { withoutInternalEndpoints } from "./http/internal-port";
@@ -83,6 +84,7 @@ export function createApp(deps: GatewayDeps): Express {
       const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
       app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), admit(spec.service), checkQuoteScope(spec), forward(spec, deps, proxies));
     }
+    app.use(["/v1", "/mcp", "/admin"], bearerChallenge());
 
     // A known path with another method is 405; anything else falls through to the 404 handler.
     app.use((req, res, next) => {

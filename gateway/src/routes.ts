@@ -59,6 +59,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "DELETE", path: "/v1/files/:id", service: "files", auth: key(["files:write"]), body: "none" },
   { method: "PUT", path: "/v1/uploads/:token", service: "files", auth: { kind: "link" }, body: "stream" },
 
+  { method: "GET", path: "/v1/mcp/results/:id", service: "mcp", auth: key(["mcp:read", "mcp:invoke"]), body: "none" },
   { method: "POST", path: "/mcp", service: "mcp", auth: key(["mcp:read", "mcp:invoke"]), body: "mcp-json" },
 
   { method: "GET", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "none" },

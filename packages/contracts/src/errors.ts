@@ -15,6 +15,8 @@ export const ErrorCatalog = {
   invalid_credentials: 401,
   insufficient_balance: 402,
   insufficient_scope: 403,
+  /** A browser `Origin` the MCP endpoint does not trust (MCP_ALLOWED_ORIGINS). */
+  origin_not_allowed: 403,
   invalid_upload_link: 403,
   upload_link_expired: 403,
   /** A state-changing cabinet call without the session's CSRF token. */

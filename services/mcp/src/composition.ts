@@ -6,6 +6,7 @@ import { createApp } from "./app";
 import type { McpConfig } from "./config";
 import { createDatabase, type McpDatabase } from "./db";
 import { LeaseRepository } from "./repositories/lease.repository";
+import { ToolResultRepository } from "./repositories/tool-result.repository";
 import { CallLimiter } from "./services/call-limiter";
 import { StatelessMcp } from "./services/stateless-mcp.service";
 import { ToolCatalog } from "./services/tool-catalog";
@@ -25,7 +26,7 @@ export interface McpOverrides {
 
 /**
  * The composition root: the MCP service built from its settings, the same way for main.ts and the
- * tests. It owns a database (the shared leases of running tool calls) and a client of the public API;
+ * tests. It owns a database (the shared leases of running tool calls, oversized results) and a client of the public API;
  * no bus, no background work besides the lease renewals of calls in progress.
  */
 export async function compose(config: McpConfig, overrides: McpOverrides): Promise<McpComposition> {
@@ -49,7 +50,8 @@ export async function compose(config: McpConfig, overrides: McpOverrides): Promi
     jobWait: { maxWaitMs: config.MCP_JOB_WAIT_MS, firstPollMs: 250, maxPollMs: 2_000 },
     inlineResultBytes: config.MCP_INLINE_RESULT_BYTES,
   });
-  const invoker = new ToolInvoker({ catalog, limiter, resultLimitBytes: config.MCP_RESULT_LIMIT_BYTES, logger });
+  const results = new ToolResultRepository(database.pool, config.MCP_RESULT_TTL_MS);
+  const invoker = new ToolInvoker({ limiter, results, resultLimitBytes: config.MCP_RESULT_LIMIT_BYTES, logger });
 
   const app = createApp({
     auth,
@@ -58,7 +60,9 @@ export async function compose(config: McpConfig, overrides: McpOverrides): Promi
     catalog,
     invoker,
     stateless: new StatelessMcp({ catalog, invoker }),
+    results,
     bodyLimitBytes: config.MCP_BODY_LIMIT_BYTES,
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     readiness: [{ name: "database", check: async () => void (await database.pool.query("SELECT 1")) }],
   });

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 
 export const McpConfig = CommonConfig.extend({
@@ -8,9 +8,27 @@ export const McpConfig = CommonConfig.extend({
   GATEWAY_URL: serviceEnv.url("gateway"),
   /** Where clients reach the API, for the file links in tool results. Unset: the origin the gateway forwards. */
   PUBLIC_BASE_URL: env.optionalUrl(),
+  /**
+   * Browser origins allowed to call /mcp, comma-separated (`https://app.example.com`). A request with
+   * any other `Origin` is 403 (MCP streamable HTTP: DNS rebinding); one without `Origin` (every
+   * non-browser client) is not affected. Empty: no browser origin is allowed.
+   */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default("")
+    .transform((v) =>
+      v
+        .split(",")
+        .map((o) => o.trim())
+        .filter((o) => o !== ""),
+    )
+    .pipe(z.array(z.url().transform((u) => new URL(u).origin))),
   /** The JSON-RPC body limit (spec: 64 KiB); over it 413 before anything is parsed. */
   MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),
-  /** The serialized tool result limit (spec: 512 KiB); over it the call ends in `result_too_large`. */
+  /**
+   * The limit of one serialized JSON-RPC response carrying a tool result (spec: 512 KiB); a larger
+   * result is stored for download and the response links it with a preview.
+   */
   MCP_RESULT_LIMIT_BYTES: env.int(512 * 1024, { min: 1024 }),
   /** Tool calls running at once in this process (spec: 4); over it `mcp_busy`. */
   MCP_MAX_ACTIVE_CALLS_PER_PROCESS: env.int(4, { min: 1 }),
@@ -27,6 +45,8 @@ export const McpConfig = CommonConfig.extend({
   MCP_API_TIMEOUT_MS: env.int(150_000, { min: 1_000 }),
   /** Text and JSON results up to this size are put into the tool result; larger ones only as a link. */
   MCP_INLINE_RESULT_BYTES: env.int(16 * 1024, { min: 0, max: 256 * 1024 }),
+  /** How long an oversized result stays downloadable (7 days, like uploaded files). */
+  MCP_RESULT_TTL_MS: env.int(7 * 24 * 3_600_000, { min: 60_000 }),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
 });
 export type McpConfig = z.infer<typeof McpConfig>;

@@ -6,6 +6,12 @@ import type { ApiResponse } from "./domain/public-api";
 /** Refusals of the HTTP door, before any JSON-RPC message is read: the contract's error shape. */
 export const McpErrors = {
   notAcceptable: () => new AppError("not_acceptable", "Accept must list both application/json and text/event-stream"),
+  originNotAllowed: (origin: string) =>
+    new AppError(
+      "origin_not_allowed",
+      `requests from the browser origin ${JSON.stringify(origin.slice(0, 200))} are not allowed on /mcp (MCP_ALLOWED_ORIGINS)`,
+    ),
+  resultNotFound: () => new AppError("not_found", "no such result for this API key (results are kept 7 days, for the key that called the tool)"),
   methodNotAllowed: (method: string) =>
     new AppError("method_not_allowed", `${method} is not allowed on /mcp; send JSON-RPC messages with POST`, { headers: { allow: "POST" } }),
 };
@@ -40,18 +46,22 @@ export const ToolFailures = {
       details: { limit, max_active_calls: max },
     }),
 
-  resultTooLarge: (sizeBytes: number, limitBytes: number, summary: string) =>
+  /** A result over the limit that could not be stored for download: repeat the call (same key: charged once). */
+  resultNotStored: (sizeBytes: number, limitBytes: number) =>
     new ToolFailure({
       code: McpToolErrorCode.resultTooLarge,
-      message: `the result is ${sizeBytes} bytes, over the ${limitBytes}-byte limit of a tool result (${summary}); ask for less, e.g. a smaller page or max_tokens`,
+      message: `the result is ${sizeBytes} bytes, over the ${limitBytes}-byte limit of one tool result, and could not be stored for download just now; call the tool again with the same arguments and idempotency_key (charged once)`,
+      retry_after_s: 2,
       details: { size_bytes: sizeBytes, limit_bytes: limitBytes },
     }),
 
-  insufficientScope: (tool: string, missing: readonly Scope[]) =>
+  /** `missing`: the scope groups the key satisfies none of (any one scope of a group would do). */
+  insufficientScope: (tool: string, missing: readonly (readonly Scope[])[]) =>
     new ToolFailure({
       code: "insufficient_scope",
-      message: `${tool} needs the ${missing.map((s) => `"${s}"`).join(" and ")} scope on the API key`,
+      message: `${tool} needs the ${missing.map((group) => group.map((s) => `"${s}"`).join(" or ")).join(" and ")} scope on the API key`,
       http_status: 403,
+      details: { missing_scopes: missing },
     }),
 
   invalidArguments: (tool: string, error: z.ZodError) => {
@@ -75,5 +85,10 @@ export const ToolFailures = {
   unavailable: (what: string) =>
     new ToolFailure({ code: "service_unavailable", message: `${what} is not reachable right now; nothing was charged, retry shortly`, retry_after_s: 2 }),
 
-  internal: () => new ToolFailure({ code: "internal_error", message: "the tool failed unexpectedly" }),
+  internal: (requestId?: string) =>
+    new ToolFailure({
+      code: "internal_error",
+      message: "the tool failed unexpectedly",
+      ...(requestId !== undefined ? { request_id: requestId } : {}),
+    }),
 };

@@ -87,6 +87,19 @@ it("four calls per process run at once, whatever their organizations; a fifth is
   expect((await call(await direct(second, c), "list_models")).isError).toBeFalsy();
 });
 
+it("one organization's burst never takes the process places another organization's call needs", async () => {
+  for (let run = 0; run < 3; run++) {
+    const [a, b] = [await s.account(), await s.account()];
+    const [ca, cb] = [await direct(second, a), await direct(second, b)];
+    const burst = Array.from({ length: 6 }, () => slow(ca, 1500));
+    const other = await slow(cb, 10);
+    expect([run, other.isError ? errorCode(other) : "ok"]).toEqual([run, "ok"]);
+    const results = await Promise.all(burst);
+    expect(results.filter((r) => !r.isError)).toHaveLength(2);
+    expect(results.filter((r) => r.isError).map((r) => busyLimit(r))).toEqual(["organization", "organization", "organization", "organization"]);
+  }
+});
+
 it("each entry of a JSON-RPC batch counts toward the limits", async () => {
   const a = await s.account();
   const entry = (id: number) => ({
@@ -98,7 +111,7 @@ it("each entry of a JSON-RPC batch counts toward the limits", async () => {
       arguments: { model: LOCAL_MODEL, max_tokens: 50, messages: [{ role: "user", content: `[[sleep:1500]] batch entry ${id}` }] },
     },
   });
-  const res = await postMcp(s.url, a.key, [entry(1), entry(2), entry(3)], { "mcp-protocol-version": "2025-11-25" });
+  const res = await postMcp(s.url, a.key, [entry(1), entry(2), entry(3)], { "mcp-protocol-version": "2025-03-26" });
   expect(res.status).toBe(200);
   const results = (res.json as { result: CallToolResult }[]).map((x) => x.result);
   expect(results).toHaveLength(3);

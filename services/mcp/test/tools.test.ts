@@ -46,11 +46,12 @@ async function settledLedger(a: Account): Promise<string[]> {
 
 describe("tools/list follows the key's scopes", () => {
   it.each([
-    [["mcp:read"], READ_TOOLS],
+    [["mcp:read"], ["list_models"]],
+    [["mcp:read", "text", "files:read"], READ_TOOLS],
     [["mcp:invoke", "text"], TEXT_PAID],
     [["mcp:invoke", "images"], IMAGE_PAID],
     [
-      ["mcp:read", "mcp:invoke", "text", "images"],
+      ["mcp:read", "mcp:invoke", "text", "images", "files:read"],
       [...READ_TOOLS, "create_message", "create_response", "edit_image", "analyze_image", "ocr", "analyze_text"],
     ],
     [["mcp:invoke"], []],
@@ -65,18 +66,21 @@ describe("tools/list follows the key's scopes", () => {
     }
   });
 
-  it("a tool the key may not see cannot be called either", async () => {
+  it("a tool the key may not see cannot be called either, and the refusal names the missing scope", async () => {
     const c = await client(await s.account({ scopes: ["mcp:read", "text"] }));
     const r = await call(c, "create_message", message("not allowed"));
     expect(r.isError).toBe(true);
-    expect((r.content[0] as { text: string }).text).toMatch(/Tool create_message not found/);
+    expect(structured(r).error).toMatchObject({ code: "insufficient_scope", http_status: 403, details: { missing_scopes: [["mcp:invoke"]] } });
+    expect((r.content[0] as { text: string }).text).toMatch(/^insufficient_scope: create_message needs the "mcp:invoke" scope/);
   });
 
-  it("a read tool whose API endpoint needs another right says which (the API's own scope check)", async () => {
+  it("a read tool whose endpoint needs another right is not listed, and a call names that right", async () => {
     const c = await client(await s.account({ scopes: ["mcp:read"] }));
     const r = await call(c, "quote_text", { model: LOCAL_MODEL, messages: [{ role: "user", content: "hi" }] });
     expect(r.isError).toBe(true);
-    expect(structured(r).error).toMatchObject({ code: "insufficient_scope", http_status: 403 });
+    expect(structured(r).error).toMatchObject({ code: "insufficient_scope", details: { missing_scopes: [["text"]] } });
+    const files = await call(c, "list_files", {});
+    expect((files.content[0] as { text: string }).text).toMatch(/needs the "files:read" or "files:write" scope/);
   });
 });
 
@@ -86,11 +90,18 @@ describe("read tools", () => {
     c = await client(await s.account());
   });
 
-  it("list_models lists the catalog with tariffs", async () => {
-    const r = await call(c, "list_models", {});
+  it("list_models lists the catalog with tariffs, filtered by operation and paged", async () => {
+    const r = await call(c, "list_models", { operation: "text", limit: 100 });
     expect(r.isError).toBeFalsy();
     const models = structured(r).models as { id: string; operations: Record<string, unknown> }[];
     expect(models.find((m) => m.id === LOCAL_MODEL)?.operations).toHaveProperty("text");
+    expect(models.every((m) => "text" in m.operations)).toBe(true);
+
+    const first = structured(await call(c, "list_models", { limit: 1 }));
+    expect(first).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+    expect(first.models).toHaveLength(1);
+    const second = structured(await call(c, "list_models", { limit: 1, cursor: first.next_cursor }));
+    expect((second.models as { id: string }[])[0]!.id).not.toBe((first.models as { id: string }[])[0]!.id);
   });
 
   it("quote_text estimates without reserving anything", async () => {
@@ -225,20 +236,54 @@ describe("paid tools", () => {
   });
 });
 
+describe("max_cost_microrub on the paid text tools", () => {
+  it.each([
+    ["create_message", message("capped")],
+    ["create_response", { model: LOCAL_MODEL, input: "capped", max_output_tokens: 200 }],
+  ])("%s: an estimate above the cap is max_cost_exceeded with nothing reserved; a cap above it runs", async (name, args) => {
+    const a = await s.account();
+    const c = await client(a);
+    const refused = await call(c, name, { ...args, max_cost_microrub: 1 });
+    expect(refused.isError).toBe(true);
+    expect(structured(refused).error).toMatchObject({ code: "max_cost_exceeded", http_status: 422 });
+    expect(await settledLedger(a)).toEqual(["credit"]);
+    const ran = await call(c, name, { ...args, max_cost_microrub: 1_000_000_000 });
+    expect(structured(ran)).toMatchObject({ status: "completed", text: "Echo: capped" });
+  });
+});
+
 describe("result size", () => {
-  it("a result over the limit is result_too_large, keeping the idempotency key of the call that was charged", async () => {
+  it("a result over the limit is delivered as a link to the whole of it and a preview, downloadable with the same key, charged once", async () => {
     // A second MCP process with a small limit: no tool's result reaches 512 KiB under a 64 KiB request here
-    // (the limit itself is unit-tested at exactly 512 KiB in src/services/tool-result.test.ts).
+    // (the limit itself is unit-tested at 512 KiB in src/services/tool-invoker.test.ts).
     const second = await s.startSecondMcp({ MCP_RESULT_LIMIT_BYTES: "4096" });
     const a = await s.account();
     const c = await second.connect(a);
     clients.push(c);
     const small = await call(c, "create_message", message("short"));
     expect(small.isError).toBeFalsy();
+    expect(structured(small).full_result).toBeUndefined();
+
     const key = `big-${randomUUID()}`;
-    const r = await call(c, "create_message", message("x".repeat(3000), { max_tokens: 2000, idempotency_key: key }));
-    expect(r.isError).toBe(true);
-    expect(structured(r)).toMatchObject({ idempotency_key: key, status: "completed", error: { code: "result_too_large", details: { limit_bytes: 4096 } } });
-    expect(JSON.stringify(r).length).toBeLessThan(4096);
+    const prompt = "x".repeat(6000);
+    const r = await call(c, "create_message", message(prompt, { max_tokens: 8000, idempotency_key: key }));
+    expect(r.isError).toBeFalsy();
+    const out = structured(r) as { full_result: { content_url: string; result_id: string }; preview: string; text?: string };
+    expect(out).toMatchObject({ idempotency_key: key, status: "completed", full_result: { mime_type: "application/json" } });
+    expect(out.text).toBeUndefined();
+    expect(`Echo: ${prompt}`.startsWith(out.preview)).toBe(true);
+    expect(JSON.stringify({ jsonrpc: "2.0", id: 1, result: r }).length).toBeLessThanOrEqual(4096 + 64);
+    expect(r.content).toContainEqual(expect.objectContaining({ type: "resource_link", uri: out.full_result.content_url }));
+
+    const path = new URL(out.full_result.content_url).pathname;
+    const download = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${a.key}` } });
+    expect(download.status).toBe(200);
+    expect(await download.json()).toMatchObject({ idempotency_key: key, status: "completed", text: `Echo: ${prompt}` });
+    const stranger = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${(await s.account()).key}` } });
+    expect(stranger.status).toBe(404);
+
+    const again = structured(await call(c, "create_message", message(prompt, { max_tokens: 8000, idempotency_key: key })));
+    expect(again.full_result).toEqual(out.full_result);
+    expect(await settledLedger(a)).toEqual(["credit", "hold", "hold", "settle", "settle"]);
   });
 });

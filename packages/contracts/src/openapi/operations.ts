@@ -304,6 +304,18 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     errors: [...KEY_ERRORS, "file_not_found"],
   },
   {
+    method: "get",
+    path: "/v1/mcp/results/{result_id}",
+    tag: "MCP",
+    summary: "Download a tool result that was too large for one MCP response",
+    description:
+      "The whole structured result of a tool call whose response would have exceeded 512 KiB, as JSON; the tool's result links it as full_result.content_url. Only the key that called the tool may read it; kept 7 days. docs/mcp.md.",
+    security: "key",
+    scopes: ["mcp:read", "mcp:invoke"],
+    answers: { 200: { description: "The tool's structured result (application/json)" } },
+    errors: [...KEY_ERRORS, "not_found"],
+  },
+  {
     method: "post",
     path: "/mcp",
     tag: "MCP",
@@ -314,7 +326,16 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     scopes: ["mcp:read", "mcp:invoke"],
     request: body("JsonRpcRequest", JsonRpcRequest),
     answers: { 200: { description: "The JSON-RPC answer (as JSON or as one server-sent event)" } },
-    errors: [...KEY_ERRORS, "invalid_json", "payload_too_large", "unsupported_media_type", "request_timeout", "not_acceptable", "method_not_allowed"],
+    errors: [
+      ...KEY_ERRORS,
+      "invalid_json",
+      "payload_too_large",
+      "unsupported_media_type",
+      "request_timeout",
+      "not_acceptable",
+      "method_not_allowed",
+      "origin_not_allowed",
+    ],
   },
   ...adminOperations(),
   {

@@ -7,7 +7,10 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js"
  * does not speak it yet.
  */
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ["2026-07-28"];
-export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+/** The SDK's versions less 2024-10-07, a draft name no published revision carries. */
+export const LEGACY_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS.filter((v) => v !== "2024-10-07");
+/** The only revision with JSON-RPC batches: added in 2025-03-26, removed in 2025-06-18. */
+export const BATCH_PROTOCOL_VERSIONS: readonly string[] = ["2025-03-26"];
 /** Newest first, as `server/discover` and every version error list them. */
 export const SUPPORTED_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS];
 

@@ -11,6 +11,9 @@ export interface CallLimits {
   leaseTtlMs: number;
 }
 
+/** Where the organization's slots are kept (the lease table). */
+export type LeaseStore = Pick<LeaseRepository, "tryAcquire" | "renew" | "release">;
+
 /** A running call's slots; release it exactly once, in `finally`. */
 export interface CallSlot {
   release(): Promise<void>;
@@ -25,15 +28,17 @@ export class CallLimiter {
   private active = 0;
 
   constructor(
-    private readonly leases: LeaseRepository,
+    private readonly leases: LeaseStore,
     private readonly limits: CallLimits,
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * The organization's slot first, then this process's: a call its organization refuses never holds a
+   * process place, so one organization's burst cannot turn away another's calls. A process refusal
+   * gives the organization's slot back before answering.
+   */
   async acquire(organizationId: string, tool: string): Promise<CallSlot> {
-    if (this.active >= this.limits.perProcess) throw ToolFailures.busy("process", this.limits.perProcess);
-    // Counted before the first await: calls arriving together cannot all pass the check above.
-    this.active++;
     const id = randomUUID();
     let acquired: boolean;
     try {
@@ -43,14 +48,16 @@ export class CallLimiter {
         this.limits.leaseTtlMs,
       );
     } catch (e) {
-      this.active--;
       this.logger.warn({ err: e }, "could not take a tool call lease");
       throw ToolFailures.unavailable("the MCP database");
     }
-    if (!acquired) {
-      this.active--;
-      throw ToolFailures.busy("organization", this.limits.perOrganization);
+    if (!acquired) throw ToolFailures.busy("organization", this.limits.perOrganization);
+    // Checked and counted in one synchronous step: calls arriving together cannot all pass.
+    if (this.active >= this.limits.perProcess) {
+      await this.leases.release(id).catch((e: unknown) => this.logger.warn({ err: e, lease: id }, "could not release a refused call's lease"));
+      throw ToolFailures.busy("process", this.limits.perProcess);
     }
+    this.active++;
     let released = false;
     const renew = () =>
       this.leases.renew(id, this.limits.leaseTtlMs).then(

@@ -1,10 +1,9 @@
-import { z } from "zod";
 import { MetaKeys, RpcErrorCode, SERVER_INFO, SERVER_INSTRUCTIONS, SUPPORTED_VERSIONS, type RpcError } from "../domain/protocol";
-import type { Caller } from "../domain/tool-call";
+import type { Caller, ToolResult } from "../domain/tool-call";
 import type { StatelessRequest } from "./stateless-request";
 import type { ToolCatalog } from "./tool-catalog";
 import type { ToolInvoker } from "./tool-invoker.service";
-import type { Tool } from "./tools/tool";
+import { toolListing } from "./tool-listing";
 
 export type StatelessOutcome = { result: Record<string, unknown> } | { error: RpcError };
 
@@ -32,7 +31,11 @@ export class StatelessMcp {
         });
       case "tools/list":
         // The list depends on the key's scopes: shared caches must not serve it to another key.
-        return complete({ tools: this.deps.catalog.visibleTo(caller.identity.scopes).map(listing), ttlMs: LIST_TTL_MS, cacheScope: "private" });
+        return complete({
+          tools: this.deps.catalog.visibleTo(caller.identity.scopes).map((t) => toolListing(t, "draft-2020-12")),
+          ttlMs: LIST_TTL_MS,
+          cacheScope: "private",
+        });
       case "tools/call":
         return this.call(request, caller);
       default:
@@ -51,26 +54,18 @@ export class StatelessMcp {
     if (args !== undefined && (typeof args !== "object" || args === null || Array.isArray(args))) {
       return { error: { code: RpcErrorCode.invalidParams, message: "Invalid params: arguments must be an object" } };
     }
-    // A tool the key may not use is as unknown to it as one that does not exist (tools/list hides both).
-    if (!this.deps.catalog.visibleTo(caller.identity.scopes).some((t) => t.name === name)) {
-      return { error: { code: RpcErrorCode.invalidParams, message: `Unknown tool: ${name}` } };
-    }
-    return complete({ ...(await this.deps.invoker.invoke(name, args ?? {}, caller)) });
+    const tool = this.deps.catalog.get(name);
+    if (!tool) return { error: { code: RpcErrorCode.invalidParams, message: `Unknown tool: ${name} (tools/list shows the tools)` } };
+    // A tool the key may not use is known: the invoker refuses it with insufficient_scope, naming the scope.
+    const frame = (r: ToolResult) => ({ jsonrpc: "2.0", id: request.id, result: completed(r) });
+    return { result: completed(await this.deps.invoker.invoke(tool, args ?? {}, caller, frame)) };
   }
 }
 
-function complete(result: Record<string, unknown>): StatelessOutcome {
-  return { result: { resultType: "complete", ...result, _meta: { [MetaKeys.serverInfo]: SERVER_INFO } } };
+function completed(result: Record<string, unknown>): Record<string, unknown> {
+  return { resultType: "complete", ...result, _meta: { [MetaKeys.serverInfo]: SERVER_INFO } };
 }
 
-/** A tool as 2026-07-28 lists it; JSON Schema 2020-12, the revision's default dialect. */
-function listing(tool: Tool): Record<string, unknown> {
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema: z.toJSONSchema(tool.input, { io: "input" }),
-    outputSchema: z.toJSONSchema(tool.output, { io: "output" }),
-    annotations: tool.annotations,
-  };
+function complete(result: Record<string, unknown>): StatelessOutcome {
+  return { result: completed(result) };
 }

@@ -20,12 +20,15 @@ export type Parsed = { ok: true; request: StatelessRequest } | { ok: false; id: 
 
 const SENTINEL = /^=\?base64\?(.*)\?=$/;
 
+/** Methods whose target the client mirrors into `Mcp-Name` (2026-07-28 streamable HTTP). */
+const NAMED: Record<string, string> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
+
 /**
- * Checks one JSON-RPC message of the stateless revision: its envelope (-32600), the `_meta` fields every
- * request must carry (-32602), its version (-32022, listing the supported ones) and, where the client
- * mirrored body values into headers, that they agree with the body (-32020). Headers a client left out
- * are not demanded: the body is what is executed, and checking what is present keeps intermediaries
- * that route on headers honest.
+ * Checks one JSON-RPC message of the stateless revision: its envelope (-32600), the headers it must
+ * mirror from the body (`MCP-Protocol-Version` and `Mcp-Method` always, `Mcp-Name` for a named target;
+ * missing or disagreeing: -32020), the `_meta` fields every request carries (-32602) and its version
+ * (-32022, listing the supported ones). A notification answers nothing and needs no `_meta`; headers it
+ * carries must still agree with its body.
  */
 export function parseStatelessRequest(body: unknown, headers: MirroredHeaders): Parsed {
   if (!isObject(body) || body.jsonrpc !== "2.0" || typeof body.method !== "string") {
@@ -40,15 +43,20 @@ export function parseStatelessRequest(body: unknown, headers: MirroredHeaders): 
 
   if (body.params !== undefined && !isObject(body.params)) return fail(rid, RpcErrorCode.invalidParams, "Invalid params: params must be an object");
   const params = (body.params ?? {}) as Record<string, unknown>;
-  const meta = params._meta;
-  if (!isObject(meta))
+  const meta = isObject(params._meta) ? params._meta : undefined;
+  const metaVersion = meta?.[MetaKeys.protocolVersion];
+
+  const headerError = checkHeaders(rid, method, params, typeof metaVersion === "string" ? metaVersion : undefined, headers, rid !== undefined);
+  if (headerError) return headerError;
+  if (rid === undefined) return { ok: true, request: { id: undefined, method, params, version: headers.protocolVersion ?? String(metaVersion) } };
+
+  if (!meta)
     return fail(
       rid,
       RpcErrorCode.invalidParams,
       `Invalid params: params._meta is required, with "${MetaKeys.protocolVersion}" and "${MetaKeys.clientCapabilities}"`,
     );
-  const version = meta[MetaKeys.protocolVersion];
-  if (typeof version !== "string")
+  if (typeof metaVersion !== "string")
     return fail(rid, RpcErrorCode.invalidParams, `Invalid params: _meta["${MetaKeys.protocolVersion}"] is required (a protocol version string)`);
   if (!isObject(meta[MetaKeys.clientCapabilities])) {
     return fail(
@@ -57,18 +65,42 @@ export function parseStatelessRequest(body: unknown, headers: MirroredHeaders): 
       `Invalid params: _meta["${MetaKeys.clientCapabilities}"] is required (an object; {} when the client has none)`,
     );
   }
-  if (!MODERN_PROTOCOL_VERSIONS.includes(version)) return { ok: false, id: rid, error: unsupportedVersion(version) };
+  if (!MODERN_PROTOCOL_VERSIONS.includes(metaVersion)) return { ok: false, id: rid, error: unsupportedVersion(metaVersion) };
+  return { ok: true, request: { id: rid, method, params, version: metaVersion } };
+}
 
-  if (headers.protocolVersion !== undefined && headers.protocolVersion !== version) {
-    return mismatch(rid, `MCP-Protocol-Version header value '${headers.protocolVersion}' does not match body value '${version}'`);
+/**
+ * The mirrored headers: each must agree with the body, and a request must carry them all (a
+ * notification only what it carries). Intermediaries route on these; a body they did not see must not run.
+ */
+function checkHeaders(
+  id: RpcId | undefined,
+  method: string,
+  params: Record<string, unknown>,
+  metaVersion: string | undefined,
+  headers: MirroredHeaders,
+  required: boolean,
+): Parsed | undefined {
+  if (headers.protocolVersion === undefined) {
+    if (required) return mismatch(id, "the MCP-Protocol-Version header is required");
+  } else if (metaVersion !== undefined && headers.protocolVersion !== metaVersion) {
+    return mismatch(id, `MCP-Protocol-Version header value '${headers.protocolVersion}' does not match body value '${metaVersion}'`);
   }
-  if (headers.method !== undefined && headers.method !== method)
-    return mismatch(rid, `Mcp-Method header value '${headers.method}' does not match body value '${method}'`);
-  if (headers.name !== undefined && method === "tools/call") {
-    const name = decodeHeaderValue(headers.name);
-    if (name !== params.name) return mismatch(rid, `Mcp-Name header value '${headers.name}' does not match body value '${String(params.name)}'`);
+  if (headers.method === undefined) {
+    if (required) return mismatch(id, "the Mcp-Method header is required");
+  } else if (headers.method !== method) {
+    return mismatch(id, `Mcp-Method header value '${headers.method}' does not match body value '${method}'`);
   }
-  return { ok: true, request: { id: rid, method, params, version } };
+  const nameField = NAMED[method];
+  const target = nameField !== undefined ? params[nameField] : undefined;
+  if (nameField === undefined || target === undefined) {
+    if (headers.name !== undefined) return mismatch(id, `Mcp-Name header '${headers.name}' names nothing the body carries`);
+    return undefined;
+  }
+  if (headers.name === undefined) return required ? mismatch(id, `the Mcp-Name header is required for ${method}`) : undefined;
+  const name = decodeHeaderValue(headers.name);
+  if (name !== target) return mismatch(id, `Mcp-Name header value '${headers.name}' does not match body value '${String(target)}'`);
+  return undefined;
 }
 
 /** The error for a version this endpoint does not serve (-32022), in the revision's shape. */

@@ -1,10 +1,14 @@
-import { toolsFor, missingScopes } from "./tool-access";
-
-const READ = ["list_models", "quote_text", "quote_media", "get_job", "list_files", "get_file"];
+import { missingScopes, toolsFor } from "./tool-access";
 
 describe("tool access", () => {
-  it("mcp:read alone shows the read tools and no paid one", () => {
-    expect(toolsFor(["mcp:read"])).toEqual(READ);
+  it("mcp:read alone shows only list_models: the other read tools call endpoints that need another right", () => {
+    expect(toolsFor(["mcp:read"])).toEqual(["list_models"]);
+  });
+
+  it("a read tool is listed once the key also holds its endpoint's right", () => {
+    expect(toolsFor(["mcp:read", "text"])).toEqual(["list_models", "quote_text", "quote_media", "get_job"]);
+    expect(toolsFor(["mcp:read", "files:read"])).toEqual(["list_models", "list_files", "get_file"]);
+    expect(toolsFor(["mcp:read", "images"])).toEqual(["list_models", "quote_media", "get_job"]);
   });
 
   it("a paid tool needs mcp:invoke and the right of its operation", () => {
@@ -18,7 +22,8 @@ describe("tool access", () => {
   });
 
   it("names what is missing", () => {
-    expect(missingScopes(["mcp:read", "text"], "edit_image")).toEqual(["mcp:invoke", "images"]);
+    expect(missingScopes(["mcp:read", "text"], "edit_image")).toEqual([["mcp:invoke"], ["images"]]);
+    expect(missingScopes(["mcp:read"], "list_files")).toEqual([["files:read", "files:write"]]);
     expect(missingScopes(["mcp:invoke", "images"], "edit_image")).toEqual([]);
   });
 });

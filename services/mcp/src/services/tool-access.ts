@@ -1,8 +1,8 @@
 import { MCP_TOOL_SCOPES, McpToolName, type Scope } from "@meter/contracts";
 
-/** The rights `scopes` lacks for `tool`; empty when the key may list and call it. */
-export function missingScopes(scopes: readonly Scope[], tool: McpToolName): Scope[] {
-  return MCP_TOOL_SCOPES[tool].filter((s) => !scopes.includes(s));
+/** The scope groups `scopes` satisfies none of for `tool` (each group: any one of its scopes); empty when the key may use it. */
+export function missingScopes(scopes: readonly Scope[], tool: McpToolName): (readonly Scope[])[] {
+  return MCP_TOOL_SCOPES[tool].filter((group) => !group.some((s) => scopes.includes(s)));
 }
 
 /** The tools a key may use, in the catalog's fixed order (2026-07-28 asks for a deterministic order). */

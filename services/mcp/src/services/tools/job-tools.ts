@@ -61,7 +61,8 @@ function jobTool(deps: JobToolDeps, name: JobToolName, path: string, title: stri
 }
 
 const SHARED =
-  "Paid per the model's tariff (quote it with quote_media; pass the estimate as max_cost_microrub to cap it). Input files must be your own verified uploads. Waits a short while for the job; if it is still running, poll it with get_job. Give an idempotency_key to make retries safe. Media jobs may be switched off on this service (error media_disabled).";
+  "Paid per the model's tariff (quote it with quote_media; pass the estimate as max_cost_microrub to cap it: above the cap it is refused with max_cost_exceeded before anything is reserved). Waits a short while for the job; if it is still running, poll it with get_job. Give an idempotency_key to make retries safe. Media jobs may be switched off on this service (error media_disabled).";
+const FROM_FILES = "Input files must be your own verified uploads (list_files).";
 
 /** The paid media tools: `mcp:invoke` + `images` (image edit and analysis) or + `text` (OCR, text analysis). */
 export function jobTools(deps: JobToolDeps): Tool[] {
@@ -71,22 +72,28 @@ export function jobTools(deps: JobToolDeps): Tool[] {
       "edit_image",
       "/v1/images/edits",
       "Edit an image",
-      `Edits an uploaded image (file_id) following a prompt; the result is a new image file. ${SHARED}`,
+      `Edits an uploaded image (file_id) following a prompt; the result is a new image file, returned as a link. ${FROM_FILES} ${SHARED}`,
     ),
     jobTool(
       deps,
       "analyze_image",
       "/v1/images/analysis",
       "Analyze images",
-      `Analyzes one image (file_id) or several (file_ids) with the model's analysis; the result is a JSON file. ${SHARED}`,
+      `Analyzes one image (file_id) or several (file_ids), exactly one of the two, with the model's analysis; the result is a JSON file, returned as a link and, when short, in result_text. ${FROM_FILES} ${SHARED}`,
     ),
-    jobTool(deps, "ocr", "/v1/ocr", "Recognize text (OCR)", `Reads the text of an image or PDF (file_id or file_ids); the result is a text file. ${SHARED}`),
+    jobTool(
+      deps,
+      "ocr",
+      "/v1/ocr",
+      "Recognize text (OCR)",
+      `Reads the text of images or PDFs (file_id or file_ids, exactly one of the two); the result is a JSON document (text: all pages' text; pages: each page's text, language and confidence), returned as a link and, when short, in result_text. ${FROM_FILES} ${SHARED}`,
+    ),
     jobTool(
       deps,
       "analyze_text",
       "/v1/text/analysis",
       "Analyze text",
-      `Runs the model's text analysis (e.g. language, sentiment, entities; model-specific settings) on input; the result is a JSON file. ${SHARED}`,
+      `Runs the model's text analysis (e.g. language, sentiment, entities; model-specific settings) on the text given in input (no file needed); the result is a JSON file, returned as a link and, when short, in result_text. ${SHARED}`,
     ),
   ];
 }

@@ -6,7 +6,7 @@ import type { Caller, ToolContent } from "../../domain/tool-call";
 import { ToolFailures } from "../../errors";
 import { readApi } from "./api-calls";
 
-/** The fields of a job record (CONTRACT.md "Media jobs") the tools read; the rest is passed on as it came. */
+/** The fields of a job record (docs/api.md "The job record") the tools read; the rest is passed on as it came. */
 export const JobAnswer = z.looseObject({
   id: z.string(),
   operation: z.string(),

@@ -1,11 +1,36 @@
 import { z } from "zod";
 import type { PublicApi } from "../../domain/public-api";
-import { ToolFailures } from "../../errors";
+import { ToolFailure, ToolFailures } from "../../errors";
 import { readApi } from "./api-calls";
 import { fileLink, parseJob, viewJob } from "./jobs";
 import { apiBody, defineTool, READ_ONLY, type Tool } from "./tool";
 
-const ModelList = z.looseObject({ data: z.array(z.looseObject({ id: z.string() })) });
+const ModelList = z.looseObject({ data: z.array(z.looseObject({ id: z.string(), operations: z.record(z.string(), z.unknown()).optional() })) });
+type ListedModel = z.infer<typeof ModelList>["data"][number];
+
+const MODELS_PER_PAGE = 20;
+
+/**
+ * One page of the models that offer `operation`, in the API's order. The cursor is the id of the last
+ * model of the previous page, so a model added meanwhile neither repeats nor shifts a page.
+ */
+function pageOf(models: ListedModel[], args: { operation?: string | undefined; limit?: number | undefined; cursor?: string | undefined }) {
+  const matching = args.operation ? models.filter((m) => m.operations !== undefined && Object.hasOwn(m.operations, args.operation!)) : models;
+  let start = 0;
+  if (args.cursor !== undefined) {
+    const at = matching.findIndex((m) => m.id === args.cursor);
+    if (at < 0)
+      throw new ToolFailure({
+        code: "invalid_request",
+        message: `cursor "${args.cursor}" is not a model of this list; start again without cursor`,
+        http_status: 400,
+      });
+    start = at + 1;
+  }
+  const limit = args.limit ?? MODELS_PER_PAGE;
+  const page = matching.slice(start, start + limit);
+  return { models: page, next_cursor: start + limit < matching.length ? page[page.length - 1]!.id : null };
+}
 const QuoteAnswer = z.looseObject({ estimated_cost_microrub: z.number() });
 const FileAnswer = z.looseObject({ id: z.string(), filename: z.string(), mime_type: z.string(), size_bytes: z.int(), status: z.string() });
 const FileListAnswer = z.looseObject({ data: z.array(FileAnswer), has_more: z.boolean(), next_cursor: z.string().nullable() });
@@ -25,18 +50,22 @@ export function readTools(deps: { api: PublicApi; inlineResultBytes: number }): 
       name: "list_models",
       title: "List models and prices",
       description:
-        "Lists the public models with the operations each supports (text, image_edit, image_analysis, ocr, text_analysis, image_generation) and their tariffs in microrubles. Use a model's id in the other tools.",
+        "Lists the public models, 20 per page (limit up to 100), with the operations each supports and their tariffs in microrubles. Filter with operation: text (create_message, create_response), image_edit (edit_image), image_analysis (analyze_image), ocr (ocr), text_analysis (analyze_text), image_generation. Page with cursor = next_cursor. Use a model's id in the other tools.",
       annotations: READ_ONLY,
-      run: async (_args, caller) => {
+      run: async (args, caller) => {
         const list = expect(ModelList, await readApi(api, caller, { method: "GET", path: "/v1/models" }));
-        return { structured: { models: list.data }, summary: `${list.data.length} models: ${list.data.map((m) => m.id).join(", ")}` };
+        const page = pageOf(list.data, args);
+        return {
+          structured: { models: page.models, has_more: page.next_cursor !== null, next_cursor: page.next_cursor },
+          summary: `${page.models.length} models${args.operation ? ` with ${args.operation}` : ""}: ${page.models.map((m) => m.id).join(", ")}${page.next_cursor ? "; more with cursor=next_cursor" : ""}`,
+        };
       },
     }),
     defineTool({
       name: "quote_text",
       title: "Quote a text request",
       description:
-        "Estimates the cost of a create_message call with these messages and max_tokens, without reserving or charging anything. The estimate is valid for 30 s; pass it as max_cost_microrub to cap the real call. Needs the key's text scope.",
+        "Estimates the cost of a create_message call with these messages and max_tokens, without reserving or charging anything. The estimate is valid for 30 s; pass it as max_cost_microrub of create_message or create_response to cap the real call. With max_cost_microrub here, an estimate above it is refused with max_cost_exceeded.",
       annotations: READ_ONLY,
       run: async (args, caller) => {
         const quote = expect(QuoteAnswer, await readApi(api, caller, { method: "POST", path: "/v1/chat/quote", body: apiBody(args) }));
@@ -47,7 +76,7 @@ export function readTools(deps: { api: PublicApi; inlineResultBytes: number }): 
       name: "quote_media",
       title: "Quote a media job",
       description:
-        "Estimates the cost of a media job (operation image_edit, image_analysis, ocr, text_analysis or image_generation) from the same fields the job takes, without reserving anything. Valid for 30 s; pass estimated_cost_microrub as max_cost_microrub of the job. Needs the right of the operation (images or text).",
+        "Estimates the cost of a media job (operation image_edit, image_analysis, ocr, text_analysis or image_generation) from the same fields the job takes, without reserving anything. Valid for 30 s; pass estimated_cost_microrub as max_cost_microrub of the job. image_edit and image_analysis need the key's images scope, ocr and text_analysis its text scope.",
       annotations: READ_ONLY,
       run: async (args, caller) => {
         const quote = expect(QuoteAnswer, await readApi(api, caller, { method: "POST", path: "/v1/quotes", body: apiBody(args) }));
@@ -70,7 +99,7 @@ export function readTools(deps: { api: PublicApi; inlineResultBytes: number }): 
       name: "list_files",
       title: "List your files",
       description:
-        "Lists your uploaded files and job results, newest first, with their status (only verified files can be used by jobs or downloaded). Page with cursor = next_cursor. Needs the key's files:read or files:write scope.",
+        "Lists your uploaded files and job results, newest first, with their status (only verified files can be used by jobs or downloaded). Page with cursor = next_cursor.",
       annotations: READ_ONLY,
       run: async (args, caller) => {
         const query = new URLSearchParams(Object.fromEntries(Object.entries(apiBody(args)).map(([k, v]) => [k, String(v)])));
@@ -85,8 +114,7 @@ export function readTools(deps: { api: PublicApi; inlineResultBytes: number }): 
     defineTool({
       name: "get_file",
       title: "Get a file",
-      description:
-        "Reads one of your files: name, type, size, status, and once verified a content_url to download it with the same API key. Needs the key's files:read or files:write scope.",
+      description: "Reads one of your files: name, type, size, status, and once verified a content_url to download it with the same API key.",
       annotations: READ_ONLY,
       run: async (args, caller) => {
         const file = expect(FileAnswer, await readApi(api, caller, { method: "GET", path: `/v1/files/${encodeURIComponent(args.file_id)}` }));
