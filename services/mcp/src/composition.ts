@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { createInternalAuth, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
 import { GatewayPublicApi } from "./adapters/public-api.adapter";
 import { createApp } from "./app";
-import type { McpConfig } from "./config";
+import { publicBaseUrlOf, type McpConfig } from "./config";
 import { createDatabase, type McpDatabase } from "./db";
 import { LeaseRepository } from "./repositories/lease.repository";
 import { ToolResultRepository } from "./repositories/tool-result.repository";
@@ -63,7 +63,7 @@ export async function compose(config: McpConfig, overrides: McpOverrides): Promi
     results,
     bodyLimitBytes: config.MCP_BODY_LIMIT_BYTES,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
+    publicBaseUrl: publicBaseUrlOf(config),
     readiness: [{ name: "database", check: async () => void (await database.pool.query("SELECT 1")) }],
   });
 

@@ -1,4 +1,4 @@
-import { loadConfig } from "./config";
+import { loadConfig, publicBaseUrlOf } from "./config";
 
 const KEYS = { INTERNAL_SIGNING_KEY: "k".repeat(40), INTERNAL_PUBLIC_KEYS: "p".repeat(40) };
 
@@ -19,5 +19,16 @@ describe("MCP settings", () => {
     expect(() => loadConfig({ ...KEYS, MCP_LEASE_TTL_MS: "10", GATEWAY_URL: "not a url" })).toThrow(
       /MCP_LEASE_TTL_MS[\s\S]*GATEWAY_URL|GATEWAY_URL[\s\S]*MCP_LEASE_TTL_MS/,
     );
+  });
+});
+
+describe("where result links point", () => {
+  it("refuses to start in production without PUBLIC_BASE_URL", () => {
+    expect(() => loadConfig({ ...KEYS, NODE_ENV: "production" })).toThrow(/PUBLIC_BASE_URL: required in production/);
+  });
+
+  it("is PUBLIC_BASE_URL when set, else the gateway", () => {
+    expect(publicBaseUrlOf(loadConfig({ ...KEYS, NODE_ENV: "production", PUBLIC_BASE_URL: "https://api.example.com/" }))).toBe("https://api.example.com");
+    expect(publicBaseUrlOf(loadConfig({ ...KEYS, GATEWAY_URL: "http://127.0.0.1:40123" }))).toBe("http://127.0.0.1:40123");
   });
 });

@@ -6,7 +6,11 @@ export const McpConfig = CommonConfig.extend({
   MCP_DATABASE_URL: serviceEnv.databaseUrl("mcp"),
   /** The public API the tools call back, with the caller's own key, so every rule of the HTTP API applies. */
   GATEWAY_URL: serviceEnv.url("gateway"),
-  /** Where clients reach the API, for the file links in tool results. Unset: the origin the gateway forwards. */
+  /**
+   * Where clients reach the API (the gateway), the origin of the links in tool results. Required in
+   * production; a request's Host or X-Forwarded-Host is the client's to choose, so it never decides.
+   * Unset outside production: GATEWAY_URL (npm start and the tests reach the gateway there).
+   */
   PUBLIC_BASE_URL: env.optionalUrl(),
   /**
    * Browser origins allowed to call /mcp, comma-separated (`https://app.example.com`). A request with
@@ -51,6 +55,16 @@ export const McpConfig = CommonConfig.extend({
 });
 export type McpConfig = z.infer<typeof McpConfig>;
 
+const McpProcessConfig = McpConfig.refine((c) => c.NODE_ENV !== "production" || c.PUBLIC_BASE_URL !== undefined, {
+  message: "required in production: the origin clients reach the API on, e.g. https://api.example.com (tool results link to it)",
+  path: ["PUBLIC_BASE_URL"],
+});
+
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): McpConfig {
-  return parseConfig(McpConfig, source);
+  return parseConfig(McpProcessConfig, source);
+}
+
+/** The origin of the links in tool results: PUBLIC_BASE_URL, else (outside production) the gateway. */
+export function publicBaseUrlOf(config: Pick<McpConfig, "PUBLIC_BASE_URL" | "GATEWAY_URL">): string {
+  return (config.PUBLIC_BASE_URL ?? config.GATEWAY_URL).replace(/\/+$/, "");
 }

@@ -258,7 +258,8 @@ describe("result size", () => {
     // (the limit itself is unit-tested at 512 KiB in src/services/tool-invoker.test.ts).
     const second = await s.startSecondMcp({ MCP_RESULT_LIMIT_BYTES: "4096" });
     const a = await s.account();
-    const c = await second.connect(a);
+    // Headers a client (or a proxy it controls) sets must not choose where the link points.
+    const c = await second.connect(a, { "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" });
     clients.push(c);
     const small = await call(c, "create_message", message("short"));
     expect(small.isError).toBeFalsy();
@@ -275,6 +276,7 @@ describe("result size", () => {
     expect(JSON.stringify({ jsonrpc: "2.0", id: 1, result: r }).length).toBeLessThanOrEqual(4096 + 64);
     expect(r.content).toContainEqual(expect.objectContaining({ type: "resource_link", uri: out.full_result.content_url }));
 
+    expect(new URL(out.full_result.content_url).origin).toBe(new URL(s.url).origin);
     const path = new URL(out.full_result.content_url).pathname;
     const download = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${a.key}` } });
     expect(download.status).toBe(200);

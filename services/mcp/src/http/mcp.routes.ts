@@ -20,7 +20,7 @@ export interface McpRoutesDeps {
   stateless: StatelessMcp;
   logger: Logger;
   bodyLimitBytes: number;
-  publicBaseUrl: string | undefined;
+  publicBaseUrl: string;
   allowedOrigins: readonly string[];
 }
 

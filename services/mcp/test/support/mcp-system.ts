@@ -41,7 +41,7 @@ export interface SecondMcp {
   url: string;
   system: RunningSystem;
   /** An SDK client speaking to this process directly, each request signed as the gateway would sign it. */
-  connect(account: Account): Promise<Client>;
+  connect(account: Account, headers?: Record<string, string>): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -108,7 +108,7 @@ export async function startMcpSystem(env: Record<string, string> = {}): Promise<
       const second: SecondMcp = {
         url,
         system,
-        connect: (a) => connectClient(`${url}/mcp`, { authorization: `Bearer ${a.key}` }, gatewaySignedFetch(a.identity)),
+        connect: (a, headers = {}) => connectClient(`${url}/mcp`, { ...headers, authorization: `Bearer ${a.key}` }, gatewaySignedFetch(a.identity)),
         close: () => system.stop(),
       };
       seconds.push(second);
