@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
-import { BillingClient, CatalogCache } from "@meter/service-clients";
+import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
 import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
@@ -89,7 +89,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
       logger,
     }),
     quotes: new QuoteService(catalog, config.DEFAULT_MAX_OUTPUT_TOKENS, config.upstreamKeys),
-    audit: new HoldAuditService(repo),
+    audit: new HoldAuditService(repo, () => restorePointOf((sql) => database.pool.query(sql))),
     defaultMaxTokens: config.DEFAULT_MAX_OUTPUT_TOKENS,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     readiness: [
