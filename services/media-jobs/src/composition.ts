@@ -82,6 +82,8 @@ async function wireShared(
   const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
   const filesHttp = new InternalClient({ baseUrl: config.FILES_URL, auth, audience: "files" });
   const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
+  // The database is recorded before any job, so every backup of it carries its incarnation (the restore point).
+  await restorePointOf((sql) => database.pool.query(sql));
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   return {
     bus,
