@@ -2,15 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import {
-  backupDatabase,
-  LOCAL_MODEL,
-  restoreDatabase,
-  signedCall,
-  startSystemUnderTest,
-  type SystemUnderTest,
-  type TestAccount,
-} from "@meter/testing";
+import { backupDatabase, LOCAL_MODEL, restoreDatabase, signedCall, startSystemUnderTest, type SystemUnderTest, type TestAccount } from "@meter/testing";
 
 /**
  * The backup drill (docs/deploy.md, "Backups"): paid traffic, a dump of one service's database, more
@@ -70,7 +62,16 @@ function balanceOf(account: TestAccount) {
 /** A hold placed as the text service would, for a text request `ownerRef`. */
 async function placeAsText(account: TestAccount, ownerRef: string): Promise<string> {
   const holdId = randomUUID();
-  const op = { op: "place", hold_id: holdId, key_id: account.keyId, amount_microrub: 1_000, operation: "text", model: LOCAL_MODEL, source: "text", owner_ref: ownerRef };
+  const op = {
+    op: "place",
+    hold_id: holdId,
+    key_id: account.keyId,
+    amount_microrub: 1_000,
+    operation: "text",
+    model: LOCAL_MODEL,
+    source: "text",
+    owner_ref: ownerRef,
+  };
   const { headers, payload } = signedCall("text", "billing-ledger", { kind: "service", service: "text" }, "POST", "/internal/v1/hold-ops", { ops: [op] });
   const res = await fetch(`${sut.system.urls["billing-ledger"]}/internal/v1/hold-ops`, { method: "POST", headers, body: payload! });
   expect(((await res.json()) as { results: { ok: boolean }[] }).results[0]).toMatchObject({ ok: true });
