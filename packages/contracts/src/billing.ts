@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Microrub } from "./money";
+import { Microrub, SignedMicrorub } from "./money";
 import { Operation } from "./scopes";
 import { KeyIdentity } from "./identity";
 import { Catalog } from "./catalog";
@@ -69,9 +69,9 @@ export type ReleaseHoldRequest = z.infer<typeof ReleaseHoldRequest>;
 
 export const BalanceResponse = z.object({
   organization_id: z.uuid(),
-  balance_microrub: Microrub,
+  balance_microrub: SignedMicrorub,
   reserved_microrub: Microrub,
-  available_microrub: Microrub,
+  available_microrub: SignedMicrorub,
 });
 export type BalanceResponse = z.infer<typeof BalanceResponse>;
 
@@ -114,12 +114,14 @@ export const BillingEndpoints = {
  * The hold audit: billing asks a hold's owner (the service named by its `source`) what became of the
  * records behind holds that stayed active for minutes. Per hold the owner answers: `pending` (it is
  * still working on it and will resolve it), `settle` / `release` (its record is final and this is
- * the resolution it decided; billing applies it), or `absent` (no record of the owner holds this
- * hold: billing releases it, saying so in the ledger).
+ * the resolution it decided; billing applies it), `absent` (no record of the owner holds this
+ * hold: billing releases it, saying so in the ledger), or `unknown` (no record holds it, but the hold
+ * was placed before the owner's restore point, so its record may be among those the restore lost:
+ * billing keeps the hold as it is and reports it; docs/api.md, "Backups and the books cross-check").
  */
 export const HoldAuditRequest = z.strictObject({
   holds: z
-    .array(z.strictObject({ hold_id: z.uuid(), owner_ref: z.string().min(1).max(200) }))
+    .array(z.strictObject({ hold_id: z.uuid(), owner_ref: z.string().min(1).max(200), placed_at: z.iso.datetime().optional() }))
     .min(1)
     .max(500),
 });
@@ -130,13 +132,57 @@ export const HoldAuditVerdict = z.discriminatedUnion("status", [
   z.object({ hold_id: z.uuid(), status: z.literal("settle"), amount_microrub: Microrub }),
   z.object({ hold_id: z.uuid(), status: z.literal("release"), reason: z.string().min(1).max(200) }),
   z.object({ hold_id: z.uuid(), status: z.literal("absent") }),
+  z.object({ hold_id: z.uuid(), status: z.literal("unknown") }),
 ]);
 export type HoldAuditVerdict = z.infer<typeof HoldAuditVerdict>;
 
 export const HoldAuditResponse = z.object({ verdicts: z.array(HoldAuditVerdict) });
 export type HoldAuditResponse = z.infer<typeof HoldAuditResponse>;
 
+/** Where a page of an owner's final holds starts: after this record, in (final_at, owner_ref) order. */
+export const FinalHoldsCursor = z.strictObject({ final_at: z.iso.datetime(), owner_ref: z.uuid() });
+export type FinalHoldsCursor = z.infer<typeof FinalHoldsCursor>;
+
+/** The books cross-check asks a hold's owner for its final records, a page at a time. */
+export const FinalHoldsRequest = z.strictObject({
+  after: FinalHoldsCursor.nullable(),
+  limit: z.number().int().min(1).max(500),
+});
+export type FinalHoldsRequest = z.infer<typeof FinalHoldsRequest>;
+
+/**
+ * One final record as its owner committed it: everything billing needs to place and settle the hold
+ * in one step when its own record of it was lost (a restored database). `settled` charges
+ * `settled_microrub`; `released` charges nothing.
+ */
+export const FinalHold = z.object({
+  hold_id: z.uuid(),
+  owner_ref: z.uuid(),
+  organization_id: z.uuid(),
+  key_id: z.uuid(),
+  operation: Operation,
+  model: z.string().min(1),
+  amount_microrub: Microrub,
+  status: z.enum(["settled", "released"]),
+  settled_microrub: Microrub.nullable(),
+  final_at: z.iso.datetime(),
+});
+export type FinalHold = z.infer<typeof FinalHold>;
+
+export const FinalHoldsResponse = z.object({
+  holds: z.array(FinalHold),
+  next: FinalHoldsCursor.nullable(),
+  /**
+   * The owner's restore point: when it first ran on its current database after that database was
+   * restored from a backup (null when it never was). Records it finished before then may be lost.
+   */
+  restored_at: z.iso.datetime().nullable(),
+});
+export type FinalHoldsResponse = z.infer<typeof FinalHoldsResponse>;
+
 /** What every service that places holds serves to billing-ledger. */
 export const HoldOwnerEndpoints = {
   audit: endpoint("POST", "/internal/v1/hold-audit", HoldAuditRequest, HoldAuditResponse),
+  /** The owner's final records, oldest first: the books cross-check's source of truth for what a client was told. */
+  finalHolds: endpoint("POST", "/internal/v1/final-holds", FinalHoldsRequest, FinalHoldsResponse),
 };

@@ -4,6 +4,9 @@ import { z } from "zod";
 export const Microrub = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 export type Microrub = z.infer<typeof Microrub>;
 
+/** A balance that may be owed: negative only after a recovered charge (docs/api.md, "Money rules"). */
+export const SignedMicrorub = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+
 /** A positive amount (credits, holds). */
 export const PositiveMicrorub = Microrub.min(1);
 

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { backupDatabase, restoreDatabase } from "./backup";
 import { generateClient } from "./generate";
 import { checkDrift, createMigration, deployMigrations } from "./migrations";
 import { ensureDatabase, redactUrl } from "./postgres";
@@ -12,6 +13,9 @@ const USAGE = `pnpm db <command>
   new <service> <name>    write a migration from the existing migrations to schema.prisma
   check [service...]      replay the migrations into a shadow database and diff with schema.prisma;
                           exit 1 on drift
+  backup <service> <file>   pg_dump (custom format) of the service's database into file
+  restore <service> <file>  drop and recreate the service's database, then pg_restore file into it
+                            (stop the service first; afterwards run npm run books:cross-check)
 
 No service argument means every folder under services/ with a prisma/schema.prisma.`;
 
@@ -79,7 +83,29 @@ async function check(args: string[]): Promise<number> {
   return drifted > 0 ? 1 : 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { generate, deploy, new: create, check };
+/** `backup` and `restore`: one service's database, for a drill or a recovery (docs/deploy.md). */
+function oneDatabase(work: (url: string, file: string) => Promise<void>, done: string) {
+  return async (args: string[]): Promise<number> => {
+    const [service, file, ...rest] = args;
+    if (!service || !file || rest.length > 0) {
+      console.error("usage: pnpm db backup|restore <service> <file>");
+      return 2;
+    }
+    const url = serviceDatabaseUrl(resolveService(service));
+    await work(url, file);
+    console.log(`${service}: ${done} ${redactUrl(url)} (${file})`);
+    return 0;
+  };
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  generate,
+  deploy,
+  new: create,
+  check,
+  backup: oneDatabase(backupDatabase, "backed up"),
+  restore: oneDatabase(restoreDatabase, "restored"),
+};
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;

@@ -4,3 +4,4 @@ export type { CreatedMigration, CreateMigrationOptions, DeployOptions, DriftOpti
 export { dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
 export { listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "./services";
 export { prismaConfigFor } from "./prisma-config";
+export { backupDatabase, restoreDatabase } from "./backup";

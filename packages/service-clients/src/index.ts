@@ -3,3 +3,5 @@ export * from "./catalog-cache";
 export * from "./files-client";
 export * from "./hold-audit";
 export * from "./hold-placement";
+export * from "./final-holds";
+export * from "./restore-point";

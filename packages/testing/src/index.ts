@@ -8,3 +8,4 @@ export * from "./operator";
 export * from "./stack";
 export { freePort } from "@meter/local-infra";
 export * from "./service-process";
+export { backupDatabase, restoreDatabase } from "@meter/db-tools";

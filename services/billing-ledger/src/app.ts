@@ -8,6 +8,7 @@ import type { CatalogService } from "./catalog/catalog.service";
 import type { HoldRepository } from "./holds/hold.repository";
 import type { HoldService } from "./holds/hold.service";
 import { holdsAdminRoutes, holdsInternalRoutes } from "./holds/holds.routes";
+import type { BooksCrossCheckService } from "./holds/books-cross-check.service";
 import { operatorOnly } from "./http/session-identity";
 import { cabinetInternalRoutes } from "./identity/cabinet-internal.routes";
 import { invitationAdminRoutes, sessionRoutes } from "./identity/identity.routes";
@@ -31,6 +32,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: Metrics;
   services: BillingServices;
+  /** The books cross-check against the hold owners (built beside the owners it asks). */
+  crossCheck: BooksCrossCheckService;
   readiness: ReadinessCheck[];
 }
 
@@ -49,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
       accountsAdminRoutes({ accounts: s.accounts, directory: c.directory, money: c.money }),
       keysAdminRoutes(s),
       catalogAdminRoutes(s.catalog),
-      holdsAdminRoutes(s),
+      holdsAdminRoutes({ ...s, crossCheck: deps.crossCheck }),
       invitationAdminRoutes(c.invitations),
     );
     // Internal routes carry their full paths (the contracts' endpoints); the door guards the prefix.

@@ -19,6 +19,7 @@ import { CatalogRepository } from "./catalog/catalog.repository";
 import { CatalogService } from "./catalog/catalog.service";
 import { HoldAuditService } from "./holds/hold-audit.service";
 import { HoldExpiryService } from "./holds/hold-expiry.service";
+import { BooksCrossCheckService, type CrossCheckMetrics } from "./holds/books-cross-check.service";
 import { HoldService } from "./holds/hold.service";
 import { KeyUsageService } from "./keys/key-usage.service";
 
@@ -94,7 +95,7 @@ export interface BillingOverrides {
 /**
  * The composition root: billing-ledger built from its settings, the same way for main.ts and the
  * tests. Its database, the bus (hold commands in, key and catalog events out through the outbox), the
- * hold expiry sweep and the hold audit.
+ * hold expiry sweep, the hold audit and the books cross-check.
  */
 export async function compose(config: BillingConfig, overrides: BillingOverrides): Promise<BillingComposition> {
   const { logger } = overrides;
@@ -149,12 +150,15 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     verdicts: metrics.counter("billing_hold_audit_verdicts_total", "Hold audit verdicts of owners, by source and verdict", ["source", "verdict"]),
     unreachable: metrics.counter("billing_hold_audit_unreachable_total", "Hold audit calls whose owner could not be asked", ["source"]),
   }).start(config.HOLD_AUDIT_INTERVAL_MS);
+  const crossCheck = new BooksCrossCheckService(services.holdReads, services.holds, owners, logger, crossCheckMetrics(metrics));
+  const crossCheckPass = crossCheck.start(config.BOOKS_CROSS_CHECK_INTERVAL_MS);
 
   const app = createApp({
     auth,
     logger,
     metrics,
     services,
+    crossCheck,
     readiness: [
       { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
       {
@@ -173,12 +177,24 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     metrics,
     auth,
     async close() {
-      await Promise.all([expiry.stop(), audit.stop()]);
+      await Promise.all([expiry.stop(), audit.stop(), crossCheckPass.stop()]);
       await consumer.stop();
       await relay.stop();
       await bus.close();
       await owners.close();
       await database.close();
     },
+  };
+}
+
+/** The books cross-check's counters (one set, for the periodic pass and the operator's runs). */
+function crossCheckMetrics(metrics: Metrics): CrossCheckMetrics {
+  return {
+    differences: metrics.counter(
+      "billing_books_cross_check_differences_total",
+      "Holds on which an owner's final record and billing's record differ, by source and kind",
+      ["source", "kind"],
+    ),
+    repaired: metrics.counter("billing_books_cross_check_repaired_total", "Differences the books cross-check repaired, by source and kind", ["source", "kind"]),
   };
 }

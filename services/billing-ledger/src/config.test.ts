@@ -11,6 +11,7 @@ it("defaults the hold owners' URLs, the audit's pace and the upstream key patter
     MEDIA_JOBS_URL: "http://127.0.0.1:8082",
     HOLD_AUDIT_AFTER_MS: 300_000,
     HOLD_AUDIT_INTERVAL_MS: 60_000,
+    BOOKS_CROSS_CHECK_INTERVAL_MS: 600_000,
     HOLD_LOCK_TIMEOUT_MS: 1_000,
   });
   expect(config.UPSTREAM_KEY_ENV_PATTERN.test("OPENAI_API_KEY")).toBe(true);
@@ -21,4 +22,5 @@ it("takes a pattern from the environment and refuses one that is not a regular e
   expect(loadConfig({ ...base, UPSTREAM_KEY_ENV_PATTERN: "^UPSTREAM_[A-Z]+$" }).UPSTREAM_KEY_ENV_PATTERN.source).toBe("^UPSTREAM_[A-Z]+$");
   expect(() => loadConfig({ ...base, UPSTREAM_KEY_ENV_PATTERN: "(" })).toThrow(ConfigError);
   expect(() => loadConfig({ ...base, HOLD_AUDIT_INTERVAL_MS: "0" })).toThrow(/HOLD_AUDIT_INTERVAL_MS/);
+  expect(() => loadConfig({ ...base, BOOKS_CROSS_CHECK_INTERVAL_MS: "10" })).toThrow(/BOOKS_CROSS_CHECK_INTERVAL_MS/);
 });

@@ -17,6 +17,8 @@ export const BillingConfig = CommonConfig.extend({
   /** A hold active longer than this is asked about at its owner. */
   HOLD_AUDIT_AFTER_MS: env.int(300_000, { min: 1_000 }),
   HOLD_AUDIT_INTERVAL_MS: env.int(60_000, { min: 100 }),
+  /** The books cross-check's pace: every owner's final records against billing's holds, repaired where billing lost them. */
+  BOOKS_CROSS_CHECK_INTERVAL_MS: env.int(600_000, { min: 1_000 }),
   /** The longest a batch of hold operations waits for one row lock; then it goes on op by op, and a lone op is tried once more, then refused. */
   HOLD_LOCK_TIMEOUT_MS: env.int(1_000, { min: 10 }),
   /** The environment variable names a catalog entry may name as its upstream's API key. */

@@ -90,7 +90,7 @@ it("asks each owner about holds active too long, in batches, and applies its ver
     expect(pass).toEqual({ asked: 6, resolved: 3, unreachable: ["media-jobs"] });
     // Five old text holds in calls of two, oldest first, each named with its owner's record.
     expect(owner.calls.map((c) => c.length)).toEqual([2, 2, 1]);
-    expect(owner.calls.flat()).toContainEqual({ hold_id: absent, owner_ref: `req-${absent}` });
+    expect(owner.calls.flat()).toContainEqual({ hold_id: absent, owner_ref: `req-${absent}`, placed_at: expect.any(String) });
     expect(owner.calls.flat().map((x) => x.hold_id)).not.toContain(recent);
 
     const statusOf = async (id: string) => (await h.services.holdReads.find(id))?.status;

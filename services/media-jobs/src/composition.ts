@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus, type OutboxRelay, type QueueSpec } from "@meter/messaging";
-import { BillingClient, CatalogCache, FilesClient } from "@meter/service-clients";
+import { BillingClient, CatalogCache, FilesClient, restorePointOf } from "@meter/service-clients";
 import { createInternalAuth, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
@@ -82,6 +82,8 @@ async function wireShared(
   const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
   const filesHttp = new InternalClient({ baseUrl: config.FILES_URL, auth, audience: "files" });
   const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
+  // The database is recorded before any job, so every backup of it carries its incarnation (the restore point).
+  await restorePointOf((sql) => database.pool.query(sql));
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   return {
     bus,
@@ -131,7 +133,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     queries,
     cancels: new JobCancelService({ repo, queries, onOutbox }),
     quotes: new QuoteService(planner),
-    audit: new HoldAuditService(repo),
+    audit: new HoldAuditService(repo, () => restorePointOf((sql) => database.pool.query(sql))),
     memberJobs: new MemberJobsService(repo),
     // Its own database only: readiness that waited for billing-ledger (the catalog) would take every
     // replica out of service while billing rolls out. Until the catalog loads (it retries on its own

@@ -499,3 +499,40 @@ describe("billing's hold audit", () => {
     ]);
   });
 });
+
+describe("the books cross-check", () => {
+  test("lists final jobs as the holds they settled or released, a page at a time, for billing-ledger only", async () => {
+    const a = await s.sut.account();
+    const ok = await s.submit(a.key, "/v1/text/analysis", { model: TEXT_MODEL, input: "Cross-checked." });
+    const bad = await s.submit(a.key, "/v1/images/edits", { model: EDIT_MODEL, file_id: await upload(a, "english.png"), prompt: "crop 10x10 at 9000,9000" });
+    const okJob = await s.waitForJob(a.key, ok.json.id);
+    await s.waitForJob(a.key, bad.json.id);
+
+    const page = async (after: unknown, signer: "billing-ledger" | "gateway" = "billing-ledger") => {
+      const body = { after, limit: 1 };
+      const { headers, payload } = signedCall(signer, "media-jobs", { kind: "service", service: signer }, "POST", "/internal/v1/final-holds", body);
+      return fetch(`${s.sut.system.urls["media-jobs"]}/internal/v1/final-holds`, { method: "POST", headers, body: payload });
+    };
+    expect((await page(null, "gateway")).status).toBe(403);
+
+    const listed: { hold_id: string; status: string; settled_microrub: number | null; organization_id: string; key_id: string }[] = [];
+    let after: unknown = null;
+    do {
+      const res = await page(after);
+      expect(res.status).toBe(200);
+      const json = (await res.json()) as { holds: typeof listed; next: unknown; restored_at: string | null };
+      expect(json.holds.length).toBeLessThanOrEqual(1);
+      expect(json.restored_at).toBeNull();
+      listed.push(...json.holds);
+      after = json.next;
+    } while (after);
+    const mine = listed.filter((h) => h.organization_id === a.organizationId);
+    expect(mine).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ hold_id: ok.json.id, status: "settled", settled_microrub: okJob.billing.cost_microrub, key_id: a.keyId }),
+        expect.objectContaining({ hold_id: bad.json.id, status: "released", settled_microrub: null }),
+      ]),
+    );
+    expect(new Set(listed.map((h) => h.hold_id)).size).toBe(listed.length);
+  });
+});

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
-import { BillingClient, CatalogCache } from "@meter/service-clients";
+import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
 import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
@@ -51,6 +51,9 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const billing = new BillingClient(billingHttp);
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
   const repo = new TextRequestRepository(database.pool);
+  // The database is recorded before any request, so every backup of it carries its incarnation (the restore point).
+  const restorePoint = () => restorePointOf((sql) => database.pool.query(sql));
+  await restorePoint();
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   const runner = new TextRunner({
     repo,
@@ -89,7 +92,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
       logger,
     }),
     quotes: new QuoteService(catalog, config.DEFAULT_MAX_OUTPUT_TOKENS, config.upstreamKeys),
-    audit: new HoldAuditService(repo),
+    audit: new HoldAuditService(repo, restorePoint),
     defaultMaxTokens: config.DEFAULT_MAX_OUTPUT_TOKENS,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     readiness: [

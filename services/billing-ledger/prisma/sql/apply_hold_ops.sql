@@ -10,7 +10,11 @@
 --   {op: "place",   hold_id, key_id, amount_microrub, operation, model, source, owner_ref}
 --   {op: "settle",  hold_id, amount_microrub}
 --   {op: "release", hold_id, reason}
--- plus billing's own {op: "expire", hold_id, reason}.
+-- plus billing's own {op: "expire", hold_id, reason} and the books cross-check's
+--   {op: "recover", hold_id, key_id, organization_id, amount_microrub, settled_microrub, operation, model,
+--    source, owner_ref, settled_at}: a hold its owner settled (its signed record says so) that billing has
+--   no record of (a restored database). It is placed and settled in one step, booked on the day the owner
+--   settled it, whatever the balance: a charge the client was told of is owed even below zero.
 -- p_tz: BUDGET_TIMEZONE, where a budget day starts at 00:00.
 -- p_lock_timeout_ms: the longest wait for a row lock; then the batch fails with 55P03 and the caller
 --   retries it (a batch stuck behind one organization must not hold its connection indefinitely).
@@ -22,6 +26,7 @@
 --   settle:  settled | already | conflict | exceeds_hold | not_found
 --   release: released | released_unplaced | already | conflict
 --   expire:  expired | already | conflict | not_found
+--   recover: recovered | already | conflict | invalid_key (the key is not the organization's)
 --
 -- The daily budget: a key may place a hold while the charges settled on the budget day so far, plus every
 -- active hold of the key whenever it was placed, plus the new hold stay within its daily_budget.
@@ -63,9 +68,9 @@ BEGIN
   WITH x AS (
     SELECT * FROM jsonb_to_recordset(p_ops) AS x(op text, hold_id uuid, key_id uuid)
   ), touched AS (
-    SELECT k.organization_id AS org, k.id AS key FROM x JOIN api_keys k ON k.id = x.key_id WHERE x.op = 'place'
+    SELECT k.organization_id AS org, k.id AS key FROM x JOIN api_keys k ON k.id = x.key_id WHERE x.op IN ('place', 'recover')
     UNION ALL
-    SELECT h.organization_id, h.key_id FROM x JOIN holds h ON h.id = x.hold_id WHERE x.op <> 'place'
+    SELECT h.organization_id, h.key_id FROM x JOIN holds h ON h.id = x.hold_id WHERE x.op NOT IN ('place', 'recover')
   )
   SELECT array_agg(DISTINCT t.org ORDER BY t.org) FILTER (WHERE t.org IS NOT NULL),
          array_agg(DISTINCT t.key ORDER BY t.key) FILTER (WHERE t.key IS NOT NULL)
@@ -78,8 +83,10 @@ BEGIN
   FOR it IN
     SELECT * FROM ROWS FROM (
       jsonb_to_recordset(p_ops) AS (op text, hold_id uuid, key_id uuid, amount_microrub bigint, operation text,
-                                    model text, source text, owner_ref text, reason text)
-    ) WITH ORDINALITY AS x(op, hold_id, key_id, amount_microrub, operation, model, source, owner_ref, reason, n)
+                                    model text, source text, owner_ref text, reason text, organization_id uuid,
+                                    settled_microrub bigint, settled_at timestamptz)
+    ) WITH ORDINALITY AS x(op, hold_id, key_id, amount_microrub, operation, model, source, owner_ref, reason,
+                           organization_id, settled_microrub, settled_at, n)
     ORDER BY x.n
   LOOP
     v_outcome := NULL;
@@ -188,6 +195,37 @@ BEGIN
           v_now
         );
         v_outcome := CASE it.op WHEN 'settle' THEN 'settled' WHEN 'release' THEN 'released' ELSE 'expired' END;
+      END IF;
+
+    ELSIF it.op = 'recover' THEN
+      SELECT * INTO v_hold FROM holds h WHERE h.id = it.hold_id FOR UPDATE;
+      IF FOUND THEN
+        -- Recovered before, or billing has it after all: the same settlement is a no-op, anything else stands.
+        v_outcome := CASE WHEN v_hold.status = 'settled' AND v_hold.settled = it.settled_microrub THEN 'already' ELSE 'conflict' END;
+        v_after := v_hold;
+      ELSIF NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.id = it.key_id AND k.organization_id = it.organization_id) THEN
+        v_outcome := 'invalid_key';
+      ELSE
+        INSERT INTO holds (id, organization_id, key_id, amount, settled, status, operation, model, source, owner_ref,
+                           budget_day, reason, created_at, resolved_at)
+        VALUES (it.hold_id, it.organization_id, it.key_id, it.amount_microrub, it.settled_microrub, 'settled', it.operation,
+                it.model, it.source, it.owner_ref, (it.settled_at AT TIME ZONE p_tz)::date,
+                'recovered from its owner''s final record', it.settled_at, it.settled_at)
+        RETURNING * INTO v_after;
+        IF it.settled_microrub > 0 THEN
+          INSERT INTO key_daily_usage AS u (key_id, day, spent) VALUES (it.key_id, v_after.budget_day, it.settled_microrub)
+          ON CONFLICT (key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
+        END IF;
+        UPDATE organizations o SET balance = o.balance - it.settled_microrub,
+                                   owes = o.owes OR o.balance - it.settled_microrub < o.reserved
+        WHERE o.id = it.organization_id
+        RETURNING o.balance, o.reserved INTO v_org;
+        INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)
+        VALUES (it.organization_id, it.key_id, it.hold_id, 'hold', it.amount_microrub, v_org.balance + it.settled_microrub, v_org.reserved,
+                'recovered', it.settled_at),
+               (it.organization_id, it.key_id, it.hold_id, 'settle', it.settled_microrub, v_org.balance, v_org.reserved,
+                'recovered', it.settled_at);
+        v_outcome := 'recovered';
       END IF;
 
     ELSE

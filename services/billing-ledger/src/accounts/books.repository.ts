@@ -11,6 +11,8 @@ export interface OrganizationTotals {
   active: bigint;
   credit_rows: bigint;
   settled_holds: bigint;
+  /** Whether a charge was recovered from its owner's record (the books cross-check): only that may leave money owed. */
+  recovered: boolean;
 }
 
 /**
@@ -27,7 +29,8 @@ export class BooksRepository {
         COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle'), 0)::bigint AS settled,
         COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
         COALESCE((SELECT sum(c.amount) FROM credits c WHERE c.organization_id = o.id), 0)::bigint AS credit_rows,
-        COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds
+        COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds,
+        EXISTS (SELECT 1 FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle' AND l.reference = 'recovered') AS recovered
       FROM organizations o ORDER BY o.created_at`;
   }
 

@@ -14,6 +14,7 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null) => AppErr
   released: null,
   released_unplaced: null,
   expired: null,
+  recovered: null,
   already: null,
   id_reused: (op) => BillingErrors.holdIdReused(op.hold_id),
   invalid_key: () => BillingErrors.invalidKey(),

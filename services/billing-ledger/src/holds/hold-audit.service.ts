@@ -68,7 +68,7 @@ export class HoldAuditService {
         try {
           verdicts = await this.owners.audit(
             source,
-            page.map(({ hold_id, owner_ref }) => ({ hold_id, owner_ref })),
+            page.map(({ hold_id, owner_ref, created_at }) => ({ hold_id, owner_ref, placed_at: created_at.toISOString() })),
           );
         } catch (err) {
           this.metrics.unreachable.inc({ source });
@@ -100,6 +100,11 @@ export class HoldAuditService {
       if (!asked.has(v.hold_id) || seen.has(v.hold_id)) continue;
       seen.add(v.hold_id);
       this.metrics.verdicts.inc({ source, verdict: v.status });
+      if (v.status === "unknown") {
+        // The owner's database was restored and this hold is older than that: its work may have been
+        // delivered, so it is neither released nor charged here; it stays reserved for a person (docs/api.md).
+        this.logger.error({ source, hold_id: v.hold_id }, "hold audit: the owner lost its record of this hold in a restore; the hold stays as it is");
+      }
       const op = opFor(source, v);
       if (op) ops.push(op);
     }
@@ -126,6 +131,7 @@ export class HoldAuditService {
 function opFor(source: HoldSource, v: HoldAuditVerdict): LedgerOp | undefined {
   switch (v.status) {
     case "pending":
+    case "unknown":
       return undefined;
     case "settle":
       return { op: "settle", hold_id: v.hold_id, amount_microrub: v.amount_microrub };

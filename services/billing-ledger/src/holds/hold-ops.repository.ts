@@ -1,4 +1,4 @@
-import type { Hold, HoldOp } from "@meter/contracts";
+import type { Hold, HoldOp, HoldSource } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { Counter } from "prom-client";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
@@ -10,8 +10,27 @@ export interface ExpireOp {
   reason: string;
 }
 
-/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, or an expiry. */
-export type LedgerOp = HoldOp | ExpireOp;
+/**
+ * The books cross-check's op: a hold its owner settled (its signed final record says so) that billing
+ * has no record of, placed and settled in one step on the day the owner settled it.
+ */
+export interface RecoverOp {
+  op: "recover";
+  hold_id: string;
+  organization_id: string;
+  key_id: string;
+  amount_microrub: number;
+  settled_microrub: number;
+  operation: string;
+  model: string;
+  source: HoldSource;
+  owner_ref: string;
+  /** ISO time the owner settled it. */
+  settled_at: string;
+}
+
+/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, an expiry, or a recovery. */
+export type LedgerOp = HoldOp | ExpireOp | RecoverOp;
 
 /** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
 export type HoldOutcome =
@@ -25,6 +44,7 @@ export type HoldOutcome =
   | "released"
   | "released_unplaced"
   | "expired"
+  | "recovered"
   | "already"
   | "conflict"
   | "exceeds_hold"

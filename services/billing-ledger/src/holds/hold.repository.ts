@@ -56,4 +56,19 @@ export class HoldRepository {
     });
     return rows.map((r) => ({ hold_id: r.id, owner_ref: r.ownerRef ?? "", created_at: r.createdAt }));
   }
+
+  async findMany(ids: readonly string[]): Promise<Hold[]> {
+    const rows = await this.db.hold.findMany({ where: { id: { in: [...ids] } } });
+    return rows.map(holdFromModel);
+  }
+
+  /** Settled holds of one owner service resolved in [from, before), a page after the id `afterId`. */
+  async settledOwnedBy(source: string, from: Date, before: Date, limit: number, afterId?: string): Promise<Hold[]> {
+    const rows = await this.db.hold.findMany({
+      where: { status: "settled", source, resolvedAt: { gte: from, lt: before }, ...(afterId ? { id: { gt: afterId } } : {}) },
+      orderBy: { id: "asc" },
+      take: limit,
+    });
+    return rows.map(holdFromModel);
+  }
 }

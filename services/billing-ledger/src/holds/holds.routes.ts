@@ -4,6 +4,7 @@ import { BillingEndpoints, HoldStatus, ReleaseHoldRequest, type Hold, type HoldO
 import { AppError, onlyFrom, parseInput } from "@meter/service-kit";
 import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
+import type { BooksCrossCheckService } from "./books-cross-check.service";
 
 /** The services that place and resolve holds. */
 const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;
@@ -29,8 +30,10 @@ export function holdsInternalRoutes(holds: HoldService): Router {
   return r;
 }
 
-/** The operator's hold report and hand release (`/admin/v1/holds`). */
-export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldService }): Router {
+const CrossCheckRequest = z.strictObject({ repair: z.boolean().default(true) });
+
+/** The operator's hold report, hand release (`/admin/v1/holds`) and the books cross-check (`/admin/v1/books/cross-check`). */
+export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldService; crossCheck: BooksCrossCheckService }): Router {
   const r = Router();
 
   /** The hold report: what is active (and for how long), and what expired unresolved. */
@@ -48,6 +51,11 @@ export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldS
   r.post("/holds/:id/release", async (req, res) => {
     const { reason } = parseInput(ReleaseHoldRequest, req.body);
     res.json(await deps.holds.releaseByOperator(parseInput(Uuid, req.params.id), reason));
+  });
+  /** Every owner's final records against billing's holds now, repaired unless `repair` is false (`npm run books:cross-check`). */
+  r.post("/books/cross-check", async (req, res) => {
+    const { repair } = parseInput(CrossCheckRequest, req.body ?? {});
+    res.json(await deps.crossCheck.run({ repair }));
   });
 
   return r;

@@ -1,7 +1,8 @@
 import { deleteInChunks } from "@meter/service-kit";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
-import { toMicrorub, type MediaOperation } from "@meter/contracts";
+import { toMicrorub, type FinalHoldsCursor, type MediaOperation } from "@meter/contracts";
+import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
 import type { FinalOutcome, JobEndpoint, JobPlan, JobRecord, JobState, NewJobRecord, StoredError, StoredResult } from "../domain/job-record";
 import type { Progress } from "../providers/provider";
@@ -77,6 +78,20 @@ export class JobRepository {
   async findMany(ids: readonly string[]): Promise<JobRecord[]> {
     const { rows } = await this.pool.query<SqlRow>("SELECT * FROM media_jobs WHERE id = ANY($1::uuid[])", [ids]);
     return rows.map(fromSql);
+  }
+
+  /** Final jobs after the cursor, oldest first, for the books cross-check (the partial index on finished jobs). */
+  async finalHolds(after: FinalHoldsCursor | null, limit: number): Promise<FinalHoldRow[]> {
+    const { rows } = await this.pool.query<FinalHoldRow>(
+      `SELECT id AS owner_ref, hold_id, organization_id, key_id, operation, model, estimated_cost, cost,
+              state = 'succeeded' AS settles, completed_at
+       FROM media_jobs
+       WHERE state IN ('succeeded', 'failed') AND ($1::timestamptz IS NULL OR (completed_at, id) > ($1::timestamptz, $2::uuid))
+       ORDER BY completed_at, id
+       LIMIT $3`,
+      [after?.final_at ?? null, after?.owner_ref ?? null, limit],
+    );
+    return rows;
   }
 
   /**

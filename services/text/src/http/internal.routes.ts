@@ -3,11 +3,14 @@ import { HoldOwnerEndpoints } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
 import type { HoldAuditService } from "../services/hold-audit.service";
 
-/** What billing-ledger calls (signed billing-ledger identity only): the hold audit. */
+/** What billing-ledger calls (signed billing-ledger identity only): the hold audit and the books cross-check. */
 export function internalRoutes(deps: { audit: HoldAuditService }): Router {
   const r = Router();
   r.post(HoldOwnerEndpoints.audit.path, async (req, res) => {
     res.json({ verdicts: await deps.audit.audit(parseInput(HoldOwnerEndpoints.audit.request, req.body)) });
+  });
+  r.post(HoldOwnerEndpoints.finalHolds.path, async (req, res) => {
+    res.json(await deps.audit.finalHolds(parseInput(HoldOwnerEndpoints.finalHolds.request, req.body)));
   });
   return r;
 }

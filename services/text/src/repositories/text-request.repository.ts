@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
-import { toMicrorub } from "@meter/contracts";
+import { toMicrorub, type FinalHoldsCursor } from "@meter/contracts";
+import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
 import { Batcher, deleteInChunks } from "@meter/service-kit";
 import type { FinalOutcome, NewTextRecord, StoredError, TextPlan, TextRecord, TextResult, TextState } from "../domain/text-record";
@@ -137,6 +138,20 @@ export class TextRequestRepository {
   async findMany(ids: readonly string[]): Promise<TextRecord[]> {
     const { rows } = await this.pool.query<SqlRow>("SELECT * FROM text_requests WHERE id = ANY($1::uuid[])", [ids]);
     return rows.map(fromSql);
+  }
+
+  /** Final records after the cursor, oldest first, for the books cross-check (the partial index on finished records). */
+  async finalHolds(after: FinalHoldsCursor | null, limit: number): Promise<FinalHoldRow[]> {
+    const { rows } = await this.pool.query<FinalHoldRow>(
+      `SELECT id AS owner_ref, hold_id, organization_id, key_id, 'text' AS operation, model, estimated_cost, cost,
+              state = 'completed' AS settles, completed_at
+       FROM text_requests
+       WHERE state IN ('completed', 'failed') AND ($1::timestamptz IS NULL OR (completed_at, id) > ($1::timestamptz, $2::uuid))
+       ORDER BY completed_at, id
+       LIMIT $3`,
+      [after?.final_at ?? null, after?.owner_ref ?? null, limit],
+    );
+    return rows;
   }
 
   /**

@@ -1,5 +1,5 @@
-import type { HoldAuditRequest, HoldAuditVerdict } from "@meter/contracts";
-import { answerHoldAudit } from "@meter/service-clients";
+import type { FinalHoldsRequest, FinalHoldsResponse, HoldAuditRequest, HoldAuditVerdict } from "@meter/contracts";
+import { answerFinalHolds, answerHoldAudit } from "@meter/service-clients";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 
 /**
@@ -7,9 +7,13 @@ import type { TextRequestRepository } from "../repositories/text-request.reposit
  * them? An unfinished request still owns its hold; a final one answers with what it committed.
  */
 export class HoldAuditService {
-  constructor(private readonly repo: TextRequestRepository) {}
+  constructor(
+    private readonly repo: TextRequestRepository,
+    /** The database's restore point (restorePointOf): null unless it was restored from a backup. */
+    private readonly restorePoint: () => Promise<Date | null>,
+  ) {}
 
-  audit(request: HoldAuditRequest): Promise<HoldAuditVerdict[]> {
+  async audit(request: HoldAuditRequest): Promise<HoldAuditVerdict[]> {
     return answerHoldAudit(
       request,
       (ids) => this.repo.findMany(ids),
@@ -19,6 +23,12 @@ export class HoldAuditService {
           : r.state === "failed"
             ? { status: "release", reason: "the request failed; nothing charged" }
             : { status: "pending" },
+      await this.restorePoint(),
     );
+  }
+
+  /** The books cross-check: final records, a page at a time, as the holds they settled or released. */
+  async finalHolds(request: FinalHoldsRequest): Promise<FinalHoldsResponse> {
+    return answerFinalHolds(request, (after, limit) => this.repo.finalHolds(after, limit), await this.restorePoint());
   }
 }

@@ -1,0 +1,52 @@
+import { toMicrorub, type FinalHold, type FinalHoldsRequest, type FinalHoldsResponse, type Operation } from "@meter/contracts";
+
+/** One final record of a hold's owner as its SQL reads it (amounts as PostgreSQL's bigint text). */
+export interface FinalHoldRow {
+  owner_ref: string;
+  hold_id: string;
+  organization_id: string;
+  key_id: string;
+  operation: Operation;
+  model: string;
+  estimated_cost: string;
+  /** The charge of a record that settles; null for one that released its hold. */
+  cost: string | null;
+  settles: boolean;
+  completed_at: Date;
+}
+
+/**
+ * The owner's side of the books cross-check (HoldOwnerEndpoints.finalHolds), the same for every
+ * service that places holds: its final records after the cursor, oldest first, as the hold each one
+ * settled or released. The owner's repository reads them (a page one longer than asked, to know
+ * whether another follows); this shapes the answer.
+ */
+export async function answerFinalHolds(
+  request: FinalHoldsRequest,
+  read: (after: FinalHoldsRequest["after"], limit: number) => Promise<FinalHoldRow[]>,
+  restoredAt: Date | null,
+): Promise<FinalHoldsResponse> {
+  const rows = await read(request.after, request.limit + 1);
+  const page = rows.slice(0, request.limit);
+  const last = page.at(-1);
+  return {
+    holds: page.map(finalHoldOf),
+    next: rows.length > request.limit && last ? { final_at: last.completed_at.toISOString(), owner_ref: last.owner_ref } : null,
+    restored_at: restoredAt?.toISOString() ?? null,
+  };
+}
+
+function finalHoldOf(row: FinalHoldRow): FinalHold {
+  return {
+    hold_id: row.hold_id,
+    owner_ref: row.owner_ref,
+    organization_id: row.organization_id,
+    key_id: row.key_id,
+    operation: row.operation,
+    model: row.model,
+    amount_microrub: toMicrorub(row.estimated_cost),
+    status: row.settles ? "settled" : "released",
+    settled_microrub: row.settles ? toMicrorub(row.cost ?? "0") : null,
+    final_at: row.completed_at.toISOString(),
+  };
+}

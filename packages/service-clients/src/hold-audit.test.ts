@@ -1,0 +1,38 @@
+import { randomUUID } from "node:crypto";
+import { answerHoldAudit } from "./hold-audit";
+
+const restoredAt = new Date("2026-11-26T12:00:00.000Z");
+const settled = { id: randomUUID(), holdId: randomUUID() };
+const find = (ids: string[]) => Promise.resolve([settled].filter((r) => ids.includes(r.id)));
+const outcome = () => ({ status: "settle" as const, amount_microrub: 700 });
+
+it("a hold no record holds is unknown, not absent, when it was placed before the owner's restore point", async () => {
+  const lost = randomUUID();
+  const stray = randomUUID();
+  const ageless = randomUUID();
+  const verdicts = await answerHoldAudit(
+    {
+      holds: [
+        { hold_id: settled.holdId, owner_ref: settled.id, placed_at: "2026-11-26T11:00:00.000Z" },
+        { hold_id: lost, owner_ref: randomUUID(), placed_at: "2026-11-26T11:59:59.999Z" },
+        { hold_id: stray, owner_ref: randomUUID(), placed_at: "2026-11-26T12:00:00.001Z" },
+        { hold_id: ageless, owner_ref: randomUUID() },
+      ],
+    },
+    find,
+    outcome,
+    restoredAt,
+  );
+  expect(verdicts).toEqual([
+    { hold_id: settled.holdId, status: "settle", amount_microrub: 700 },
+    { hold_id: lost, status: "unknown" },
+    { hold_id: stray, status: "absent" },
+    { hold_id: ageless, status: "unknown" },
+  ]);
+});
+
+it("an owner never restored answers absent whatever the hold's age", async () => {
+  const old = randomUUID();
+  const verdicts = await answerHoldAudit({ holds: [{ hold_id: old, owner_ref: randomUUID(), placed_at: "2020-01-01T00:00:00.000Z" }] }, find, outcome, null);
+  expect(verdicts).toEqual([{ hold_id: old, status: "absent" }]);
+});

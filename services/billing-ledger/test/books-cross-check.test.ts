@@ -1,0 +1,135 @@
+import { randomUUID } from "node:crypto";
+import type { FinalHold, FinalHoldsResponse } from "@meter/contracts";
+import { createLogger, Metrics } from "@meter/service-kit";
+import { BooksCrossCheckService } from "../src/holds/books-cross-check.service";
+import type { HoldOwners } from "../src/holds/hold-owners.adapter";
+import { placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+
+let h: BillingHarness;
+beforeAll(async () => {
+  h = await startBilling();
+});
+afterAll(async () => {
+  await h.assertBooksBalance();
+  await h.close();
+});
+
+/** The text service's final records as the test decides them, a page of two at a time. */
+function textOwner(records: FinalHold[], restoredAt: string | null = null): HoldOwners {
+  return {
+    sources: () => ["text"],
+    audit: () => Promise.reject(new Error("not asked here")),
+    finalHolds(_source, { after }): Promise<FinalHoldsResponse> {
+      const from = after ? records.findIndex((r) => r.owner_ref === after.owner_ref) + 1 : 0;
+      const holds = records.slice(from, from + 2);
+      const next = from + 2 < records.length ? { final_at: holds.at(-1)!.final_at, owner_ref: holds.at(-1)!.owner_ref } : null;
+      return Promise.resolve({ holds, next, restored_at: restoredAt });
+    },
+    close: () => Promise.resolve(),
+  };
+}
+
+function crossCheck(owners: HoldOwners): BooksCrossCheckService {
+  const metrics = new Metrics("billing-ledger");
+  return new BooksCrossCheckService(
+    h.services.holdReads,
+    h.services.holds,
+    owners,
+    createLogger("cross-check-test", "silent"),
+    {
+      differences: metrics.counter("billing_books_cross_check_differences_total", "d", ["source", "kind"]),
+      repaired: metrics.counter("billing_books_cross_check_repaired_total", "r", ["source", "kind"]),
+    },
+    0,
+  );
+}
+
+const YESTERDAY = new Date(Date.now() - 86_400_000);
+
+function finalOf(a: { organizationId: string; keyId: string }, over: Partial<FinalHold> & Pick<FinalHold, "status">): FinalHold {
+  const id = randomUUID();
+  return {
+    hold_id: id,
+    owner_ref: id,
+    organization_id: a.organizationId,
+    key_id: a.keyId,
+    operation: "text",
+    model: "m",
+    amount_microrub: 5_000,
+    settled_microrub: over.status === "settled" ? 4_000 : null,
+    final_at: YESTERDAY.toISOString(),
+    ...over,
+  };
+}
+
+async function balance(organizationId: string) {
+  return (await h.call("GET", `/admin/v1/organizations/${organizationId}/balance`, { kind: "admin" }).expect(200)).body as {
+    balance_microrub: number;
+    reserved_microrub: number;
+  };
+}
+
+it("recovers what billing lost from the owner's records once, even below zero, and reports what it cannot repair", async () => {
+  const a = await seedAccount(h, { credit: 5_000, dailyBudget: 1_000_000 });
+  const active = (await h.services.holds.place(placeOp(a.keyId, 3_000))).hold_id;
+  const charged = (await h.services.holds.place(placeOp(a.keyId, 1_000))).hold_id;
+  await h.services.holds.settle(charged, 1_000);
+  const records = [
+    // Lost with billing's database: placed and settled in one step, on the owner's day.
+    finalOf(a, { status: "settled", final_at: YESTERDAY.toISOString() }),
+    // A release billing never saw moved no money.
+    finalOf(a, { status: "released", final_at: new Date(YESTERDAY.getTime() + 1).toISOString() }),
+    // Still active at billing: settled as the owner decided.
+    {
+      ...finalOf(a, { status: "settled" }),
+      hold_id: active,
+      owner_ref: `req-${active}`,
+      amount_microrub: 3_000,
+      settled_microrub: 2_500,
+      final_at: new Date().toISOString(),
+    },
+    // Charged at billing, released at the owner: the first resolution stands, a person looks.
+    { ...finalOf(a, { status: "released" }), hold_id: charged, owner_ref: `req-${charged}`, final_at: new Date().toISOString() },
+  ];
+  const check = crossCheck(textOwner(records));
+
+  // Several passes at once (replicas, an operator's run beside the timer) charge nothing twice.
+  const reports = await Promise.all([check.run(), check.run(), check.run()]);
+  for (const r of reports) expect(r.owners).toEqual([{ source: "text", compared: 4, unreachable: false, restored_at: null, lost_in_restore: 0 }]);
+  // Whichever pass got there first repaired each; the others found it repaired.
+  const found = reports.flatMap((r) => r.differences);
+  expect(new Set(found.map((d) => `${d.kind} ${d.hold_id}`))).toEqual(
+    new Set([`missing_at_billing ${records[0]!.hold_id}`, `unresolved_at_billing ${active}`, `status_differs ${charged}`]),
+  );
+  for (const d of found) expect(d.repaired).toBe(d.kind !== "status_differs");
+  // 5 000 credit - 1 000 - 2 500 - 4 000 recovered: 2 500 owed, shown as a negative balance.
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: -2_500, reserved_microrub: 0 }));
+  const recovered = await h.services.holdReads.find(records[0]!.hold_id);
+  expect(recovered).toMatchObject({ status: "settled", settled_microrub: 4_000, budget_day: YESTERDAY.toISOString().slice(0, 10) });
+  expect(await h.services.holdReads.find(records[1]!.hold_id)).toBeUndefined();
+
+  const again = await check.run();
+  expect(again.differences.map((d) => d.kind)).toEqual(["status_differs"]);
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: -2_500 }));
+  // Owing, the organization can place nothing until credits cover it.
+  await expect(h.services.holds.place(placeOp(a.keyId, 1))).rejects.toMatchObject({ code: "insufficient_balance" });
+});
+
+it("tells billing's charges an owner lost in its restore from those it cannot explain", async () => {
+  const a = await seedAccount(h, { credit: 100_000, dailyBudget: 1_000_000 });
+  const listed = finalOf(a, { status: "settled", final_at: new Date(Date.now() - 60_000).toISOString() });
+  await h.services.holds.apply([{ ...placeOp(a.keyId, 5_000, listed.hold_id), owner_ref: listed.owner_ref }]);
+  await h.services.holds.settle(listed.hold_id, 4_000);
+  const unlisted = (await h.services.holds.place(placeOp(a.keyId, 2_000))).hold_id;
+  await h.services.holds.settle(unlisted, 2_000);
+  await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 seconds' WHERE id = ${unlisted}::uuid`;
+  const mine = (r: Awaited<ReturnType<BooksCrossCheckService["run"]>>) => r.differences.filter((d) => d.hold_id === unlisted);
+
+  const neverRestored = await crossCheck(textOwner([listed])).run();
+  expect(mine(neverRestored)).toEqual([expect.objectContaining({ kind: "missing_at_owner", repaired: false })]);
+
+  const restored = await crossCheck(textOwner([listed], new Date().toISOString())).run();
+  expect(mine(restored)).toEqual([]);
+  expect(restored.owners[0]!.lost_in_restore).toBeGreaterThanOrEqual(1);
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 100_000 - 4_000 - 2_000 }));
+});
