@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
+import { connect } from "amqplib";
 
 const run = promisify(execFile);
 
@@ -56,4 +57,47 @@ export async function createTestVhost(): Promise<TestVhost> {
       await rabbitmqctl("delete_vhost", name);
     },
   };
+}
+
+/** A message put on the broker by hand, around the bus: what anyone holding broker credentials can send. */
+export interface HandMadeMessage {
+  /** "meter" (the default) or "" with a queue name as the routing key, to put it straight on a queue. */
+  exchange?: string;
+  routingKey: string;
+  content: string;
+  messageId: string;
+  headers?: Record<string, unknown>;
+}
+
+/** Publishes one message with its own connection and waits for the broker's confirm. */
+export async function publishByHand(url: string, message: HandMadeMessage): Promise<void> {
+  const connection = await connect(url);
+  try {
+    const channel = await connection.createConfirmChannel();
+    channel.publish(message.exchange ?? "meter", message.routingKey, Buffer.from(message.content), {
+      persistent: true,
+      contentType: "application/json",
+      messageId: message.messageId,
+      headers: message.headers ?? {},
+    });
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Takes every message now waiting on a queue (a dead-letter queue, say) off it; resolves with their ids and headers. */
+export async function drainQueue(url: string, queue: string): Promise<{ messageId: string; headers: Record<string, unknown> }[]> {
+  const connection = await connect(url);
+  try {
+    const channel = await connection.createChannel();
+    const taken: { messageId: string; headers: Record<string, unknown> }[] = [];
+    for (;;) {
+      const message = await channel.get(queue, { noAck: true });
+      if (message === false) return taken;
+      taken.push({ messageId: String(message.properties.messageId), headers: { ...message.properties.headers } });
+    }
+  } finally {
+    await connection.close();
+  }
 }

@@ -1,7 +1,8 @@
 import express, { type RequestHandler } from "express";
 import { UNSIGNED_PAYLOAD } from "@meter/contracts";
 import { AppError } from "../app-error";
-import { EMPTY_BODY_SHA256, sha256Hex } from "../internal/request-signature";
+import { sha256Hex } from "@meter/signing";
+import { EMPTY_BODY_SHA256 } from "../internal/request-signature";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
