@@ -5,9 +5,11 @@ import path from "node:path";
 import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
 import {
   adminClient,
+  brokerUrlOf,
   DEFAULT_PORTS,
   SERVICES,
   availableServices,
+  ensureBrokerUsers,
   ensureClamd,
   ensurePrerequisites,
   ensureTesseract,
@@ -16,6 +18,7 @@ import {
   repoRoot,
   startObjectStore,
   startSystem,
+  vhostOf,
   type ServiceName,
 } from "@meter/local-infra";
 
@@ -82,10 +85,20 @@ async function main(): Promise<void> {
 
   if (services.includes("media-jobs")) await ensureTesseract({ log });
 
+  // Every deployable connects as its own broker user with only its rights; RABBITMQ_URL's user creates them.
+  const users = await ensureBrokerUsers({ vhost: vhostOf(env.RABBITMQ_URL!), passwords: secrets.brokerPasswords });
+  const brokerUrls = Object.fromEntries(
+    Object.entries(users).map(([deployable, user]) => [
+      deployable,
+      brokerUrlOf(env.RABBITMQ_URL!, user, secrets.brokerPasswords[deployable as keyof typeof users]),
+    ]),
+  );
+
   log(`starting ${services.join(", ")}`);
   const system = await startSystem({
     env,
     internalKeys: secrets.internalKeys,
+    brokerUrls,
     ports,
     autoRestart: true,
     onOutput: (name, line) => console.log(`[${name}] ${line}`),

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { RoutingKey } from "@meter/contracts";
+import { BusExchanges, type RoutingKey } from "@meter/contracts";
 import type { Channel, ChannelModel, Options } from "amqplib";
 
 /** The one topic exchange every message is published to, with its routing key from the catalog. */
-export const EXCHANGE = "meter";
+export const EXCHANGE = BusExchanges.main;
 /** Where the broker puts a message that no queue is bound to, instead of dropping it (an alternate exchange). */
-export const UNROUTED_EXCHANGE = "meter.unrouted";
-export const UNROUTED_QUEUE = "meter.unrouted";
+export const UNROUTED_EXCHANGE = BusExchanges.unrouted;
+export const UNROUTED_QUEUE = BusExchanges.unrouted;
 /**
  * The unrouted queue is for diagnosis, not delivery: it shows what was published while no queue was
  * bound to its key (a revocation while every gateway restarts, say; their key cache's TTL covers it).

@@ -2,6 +2,8 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { connect } from "amqplib";
+import { BUS_DEPLOYABLES, type BusDeployable } from "@meter/contracts";
+import { brokerUrlOf, deleteBrokerUsers, ensureBrokerUsers } from "@meter/local-infra";
 
 const run = promisify(execFile);
 
@@ -15,6 +17,11 @@ export interface TestVhost {
   /** Takes the user's permissions away: connections to the vhost are refused until allowAccess(). */
   denyAccess(): Promise<void>;
   allowAccess(): Promise<void>;
+  /**
+   * One broker user per deployable with its own rights on this vhost, made by the project's setup code
+   * (as npm start makes them); resolves with each one's amqp URL. Dropped with the vhost.
+   */
+  deployableUrls(): Promise<Record<BusDeployable, string>>;
   /** Deletes the vhost with everything in it. */
   drop(): Promise<void>;
 }
@@ -42,6 +49,7 @@ export async function createTestVhost(): Promise<TestVhost> {
   };
   await rabbitmqctl("add_vhost", name);
   await allowAccess();
+  let users: Record<BusDeployable, string> | undefined;
 
   return {
     name,
@@ -53,8 +61,16 @@ export async function createTestVhost(): Promise<TestVhost> {
       await rabbitmqctl("clear_permissions", "-p", name, user);
     },
     allowAccess,
+    async deployableUrls() {
+      const passwords = Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, randomBytes(12).toString("hex")])) as Record<BusDeployable, string>;
+      // Users belong to the broker, not the vhost: named after the vhost, so parallel runs never share one.
+      users = await ensureBrokerUsers({ vhost: name, passwords, userName: (d) => `${name}.${d}`, rabbitmqctl: RABBITMQCTL });
+      const made = users;
+      return Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, brokerUrlOf(url.href, made[d], passwords[d])])) as Record<BusDeployable, string>;
+    },
     async drop() {
       await rabbitmqctl("delete_vhost", name);
+      if (users) await deleteBrokerUsers(Object.values(users), RABBITMQCTL);
     },
   };
 }
