@@ -217,6 +217,27 @@ it("hand-made hold commands (unsigned, from a deployable that may not send them,
   await holdCalls(h).release(holdId, "test done");
 });
 
+it("a hold command from a producer that did not place the hold (media-jobs for text's hold) is dead-lettered; the owner's applies", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", keys: testKeys("media-jobs-worker") });
+  const consumer = await start();
+  try {
+    await media.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 0 });
+    await until(async () => (await messagesIn(vhost))["billing-ledger.hold-commands.dlq"] === 1, 10_000, "the foreign command dead-lettered");
+    expect(await status(holdId)).toBe("active");
+    await bus.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 2_000 });
+    await until(async () => (await status(holdId)) === "settled", 10_000, "the owner's settlement");
+  } finally {
+    await consumer.stop();
+    await media.close();
+  }
+  const dead = await drainQueue(vhost.url, "billing-ledger.hold-commands.dlq");
+  expect(dead.map((m) => String(m.headers[MessageHeaders.deadError]))).toEqual([expect.stringContaining("foreign")]);
+  expect((await h.services.holdReads.find(holdId))?.settled_microrub).toBe(2_000);
+});
+
 it("a valid settlement replayed by hand, bytes and headers as they were, charges once", async () => {
   const a = await seedAccount(h, { credit: 100_000 });
   const holdId = randomUUID();

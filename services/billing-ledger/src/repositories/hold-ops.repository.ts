@@ -1,4 +1,4 @@
-import type { Hold, HoldOp } from "@meter/contracts";
+import type { Hold, HoldOp, HoldSource } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { Counter } from "prom-client";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
@@ -10,8 +10,14 @@ export interface ExpireOp {
   reason: string;
 }
 
-/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, or an expiry. */
-export type LedgerOp = HoldOp | ExpireOp;
+/**
+ * A settle or release that came over the bus, with the service whose signature it carried: it applies
+ * only to a hold that service placed.
+ */
+export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource };
+
+/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, a command from the bus, or an expiry. */
+export type LedgerOp = HoldOp | CommandOp | ExpireOp;
 
 /** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
 export type HoldOutcome =
@@ -28,7 +34,8 @@ export type HoldOutcome =
   | "already"
   | "conflict"
   | "exceeds_hold"
-  | "not_found";
+  | "not_found"
+  | "foreign";
 
 export interface HoldOpResult {
   outcome: HoldOutcome;
