@@ -12,7 +12,8 @@ const UNROUTED_EXCHANGE = BusExchanges.unrouted;
  * permissions on the `meter` exchange (routing keys it may publish, and bind its queues to). Each is
  * exactly what the process does (packages/messaging: topology.ts, consumer.ts): connectBus declares the exchanges and the
  * unrouted queue; a publisher of commands declares and binds their queue; a consumer declares its queue,
- * delay queues and dead-letter queue, binds and reads it, and moves copies through the default exchange.
+ * delay queues, dead-letter queue and moves exchange, binds and reads it, and moves copies through its
+ * moves exchange.
  * mcp uses no bus and has no user.
  */
 export interface BrokerRights {
@@ -83,22 +84,23 @@ export function brokerRights(deployable: BusDeployable): BrokerRights {
       escape(EXCHANGE),
       unrouted,
       ...declared.map((q) => `${q}(\\.dlq)?`),
-      ...consumed.map((q) => `${q}(\\.dlq|\\.retry\\.[0-9]+)?`),
+      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
       ...exclusive,
     ]),
     // Binding needs write on the queue; publishing, write on the exchange; declaring `meter`, write on its
-    // alternate exchange; moving a copy (and declaring a delay queue that dead-letters), the default exchange.
+    // alternate exchange; moving a copy (and declaring a delay queue that dead-letters), write on the
+    // consumer's own moves exchange. Never the default exchange, which reaches every queue by name.
     write: anyOf([
       unrouted,
       ...(publishes.length > 0 ? [escape(EXCHANGE)] : []),
       ...declared,
-      ...consumed,
-      ...(consumed.length > 0 ? ["amq\\.default"] : []),
+      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
       ...exclusive,
     ]),
-    // Binding needs read on the exchange, and so does declaring `meter` with its alternate exchange;
-    // consuming needs read on the queue, and declaring a delay queue (it dead-letters) read on it.
-    read: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => `${q}(\\.retry\\.[0-9]+)?`), ...exclusive]),
+    // Binding needs read on the exchange (`meter`, a moves exchange), and so does declaring `meter` with its
+    // alternate exchange; consuming needs read on the queue, and declaring a delay queue (it dead-letters)
+    // read on it.
+    read: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => `${q}(\\.delay\\.[0-9]+|\\.moves)?`), ...exclusive]),
     topicWrite: anyOf(publishes.map(escape)),
     topicRead: anyOf(bindsKeys.map(escape)),
   };

@@ -10,7 +10,7 @@ import { applicationHeaders, carriedHeaders, MessageHeaders, readAttempt, readRo
 import { checkMessage } from "./message-signature";
 import type { RefusalCounter } from "./refusal-metric";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
-import { deadLetterQueueName, declareExclusiveQueue, declareQueue, declareRetryQueues, retryQueueName, type QueueSpec } from "./topology";
+import { deadLetterQueueName, declareExclusiveQueue, declareMoves, declareQueue, movesExchangeName, retryQueueName, type QueueSpec } from "./topology";
 
 export interface MessageMeta<K extends RoutingKey = RoutingKey> {
   messageId: string;
@@ -172,7 +172,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
 
   private async declareDurable(channel: ConfirmChannel): Promise<string> {
     await declareQueue(channel, this.spec);
-    await declareRetryQueues(channel, this.queue, reachableDelays(this.policy));
+    await declareMoves(channel, this.queue, reachableDelays(this.policy));
     return this.queue;
   }
 
@@ -324,13 +324,13 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     });
   }
 
-  /** Puts a copy on another queue through the default exchange and acks the original once the copy is confirmed. */
+  /** Puts a copy on another of this consumer's queues through its moves exchange and acks the original once the copy is confirmed. */
   private async moveTo(channel: ConfirmChannel, message: ConsumeMessage, queue: string, headers: HeaderTable): Promise<void> {
     const { properties } = message;
     try {
       await publishConfirmed(
         channel,
-        "",
+        movesExchangeName(this.queue),
         queue,
         message.content,
         {

@@ -110,8 +110,11 @@ test("the broker refuses what a deployable's process never does", async () => {
   // The gateway only listens; text only sends hold commands.
   expect(await publishAs("gateway", "meter", "billing.key.revoked")).toMatch(/ACCESS_REFUSED/);
   expect(await publishAs("text", "meter", "billing.key.revoked")).toMatch(/ACCESS_REFUSED/);
-  // Publishers of commands cannot put a copy straight on a queue through the default exchange.
+  // Nobody can put a message straight on a queue through the default exchange, consumers with retries
+  // included: each moves copies through its own exchange, which reaches its own queues only.
   expect(await publishAs("text", "", CommandQueues.billingHoldCommands.queue)).toMatch(/ACCESS_REFUSED/);
+  expect(await publishAs("files-worker", "", CommandQueues.billingHoldCommands.queue)).toMatch(/ACCESS_REFUSED/);
+  expect(await publishAs("files-worker", "billing-ledger.hold-commands.moves", CommandQueues.billingHoldCommands.queue)).toMatch(/ACCESS_REFUSED/);
   // And what each one does send, it may.
   expect(await publishAs("text", "meter", "billing.hold.release")).toBeNull();
 

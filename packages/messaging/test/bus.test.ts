@@ -126,7 +126,7 @@ test("a failing handler is retried after each backoff, then the message is dead-
   expect(dead.properties.headers?.[MessageHeaders.attempt]).toBe(3);
   expect(dead.properties.headers?.[MessageHeaders.deadError]).toBe("ledger unavailable");
   expect(await inspector.messageCount(queue)).toBe(0);
-  expect(await inspector.messageCount(`${queue}.retry.200`)).toBe(0);
+  expect(await inspector.messageCount(`${queue}.delay.200`)).toBe(0);
 });
 
 test("a handler recovering on a retry acks the message", async () => {

@@ -91,7 +91,7 @@ test("a failing handler on an exclusive queue drops the message instead of retry
   await eventually(() => expect(calls).toContain(second.key_id));
   expect(calls).toEqual([first.key_id, second.key_id]);
   expect(await queueExists("test.failing.dlq")).toBe(false);
-  expect(await queueExists("test.failing.retry.10")).toBe(false);
+  expect(await queueExists("test.failing.delay.10")).toBe(false);
 });
 
 test("an exclusive consumer declares a fresh queue after the broker drops its connection", async () => {
