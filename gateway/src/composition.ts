@@ -39,7 +39,7 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
   const metrics = new Metrics("gateway");
   const keys = new KeyVerifier(new BillingClient(billingHttp), config.KEY_CACHE_TTL_MS);
   // In the background: the gateway serves (on the TTL alone) while the broker is away.
-  const revocations = startRevocationListener({ url: config.RABBITMQ_URL, keys, logger, metrics });
+  const revocations = startRevocationListener({ url: config.RABBITMQ_URL, keys, signing: auth.keys, logger, metrics });
   const services = {
     text: config.TEXT_URL,
     "media-jobs": config.MEDIA_JOBS_URL,

@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { signMessage } from "@meter/messaging";
+import { publishByHand, testKeys } from "@meter/testing";
 import { ADMIN_TOKEN, startGateway, type GatewayHarness } from "./support/gateway-harness";
 
 let g: GatewayHarness | undefined;
@@ -36,6 +39,37 @@ describe("key revocation", () => {
     expect(Math.max(...heardBy().map((h) => h.at)) - revokedAt).toBeLessThan(1_000);
     // Heard is refused: at once, on every process, with the key still well inside its cache window.
     for (const url of gw.urls) expect(await models(url, key)).toBe(401);
+  });
+
+  it("ignores a revocation billing-ledger did not sign: the key stays usable, the refusal is counted", async () => {
+    g = await startGateway({ keyCacheTtlMs: 5_000 });
+    const gw = g;
+    await until(() => gw.hearingRevocations(), 10_000, "gateway subscribed");
+    const { key, keyId } = await gw.account({ scopes: ["text"] });
+    expect(await models(gw.url, key)).toBe(200);
+
+    const url = gw.stack.env.RABBITMQ_URL!;
+    const content = JSON.stringify({ version: "v1", key_id: keyId });
+    const byHand = (headers: Record<string, string>, messageId = randomUUID()) =>
+      publishByHand(url, { routingKey: "billing.key.revoked", content, messageId, headers });
+    await byHand({});
+    // A real signature, but text may not publish revocations.
+    const fromText = randomUUID();
+    await byHand(signMessage(testKeys("text"), { routingKey: "billing.key.revoked", messageId: fromText, body: Buffer.from(content) }), fromText);
+
+    const refused = async (reason: string) => {
+      const text = await (await fetch(`${gw.internalUrl}/metrics`)).text();
+      const line = text.split("\n").find((l) => l.startsWith("bus_messages_refused_total{") && l.includes(`reason="${reason}"`));
+      return Number(line?.split(" ").pop() ?? 0);
+    };
+    // Until both were heard and refused, or (the old behaviour) the key was dropped.
+    await until(
+      async () => ((await refused("unsigned")) >= 1 && (await refused("forbidden-producer")) >= 1) || (await models(gw.url, key)) === 401,
+      10_000,
+      "the forged revocations handled",
+    );
+    expect(await models(gw.url, key)).toBe(200);
+    expect(gw.revocationsHeard().filter((h) => h.keyId === keyId)).toEqual([]);
   });
 
   it("leaves the gateway serving when the broker is down, the TTL still ending a revoked key", async () => {

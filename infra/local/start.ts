@@ -5,9 +5,11 @@ import path from "node:path";
 import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
 import {
   adminClient,
+  brokerUrlOf,
   DEFAULT_PORTS,
   SERVICES,
   availableServices,
+  ensureBrokerUsers,
   ensureClamd,
   ensurePrerequisites,
   ensureTesseract,
@@ -16,6 +18,8 @@ import {
   repoRoot,
   startObjectStore,
   startSystem,
+  vhostOf,
+  type LocalSecrets,
   type ServiceName,
 } from "@meter/local-infra";
 
@@ -84,10 +88,13 @@ async function main(): Promise<void> {
 
   if (services.includes("media-jobs")) await ensureTesseract({ log });
 
+  const brokerUrls = await brokerUsers(env.RABBITMQ_URL!, secrets.brokerPasswords);
+
   log(`starting ${services.join(", ")}`);
   const system = await startSystem({
     env,
     internalKeys: secrets.internalKeys,
+    brokerUrls,
     ports,
     autoRestart: true,
     onOutput: (name, line) => console.log(`[${name}] ${line}`),
@@ -124,6 +131,23 @@ Ctrl-C stops everything this command started.
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+/**
+ * Every deployable connects as its own broker user with only its rights, made with rabbitmqctl on this
+ * machine (on RABBITMQ_URL's vhost). Where rabbitmqctl cannot run (not root, no broker here), every
+ * process uses RABBITMQ_URL as it is, and this says so: messages are still signed and checked.
+ */
+async function brokerUsers(adminUrl: string, passwords: LocalSecrets["brokerPasswords"]): Promise<Record<string, string>> {
+  try {
+    const users = await ensureBrokerUsers({ vhost: vhostOf(adminUrl), passwords });
+    return Object.fromEntries(
+      Object.entries(users).map(([deployable, user]) => [deployable, brokerUrlOf(adminUrl, user, passwords[deployable as keyof typeof users])]),
+    );
+  } catch (e) {
+    log(`WARNING: could not create the per-deployable broker users (${e instanceof Error ? e.message : String(e)}); every process uses RABBITMQ_URL's user`);
+    return {};
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { connectBus, registerUnroutedGauge, type Bus, type BusLogger, type Consumer } from "@meter/messaging";
-import type { Metrics } from "@meter/service-kit";
+import type { InternalKeys, Metrics } from "@meter/service-kit";
 import type { KeyVerifier } from "../auth/key-verifier";
 
 export interface RevocationListener {
@@ -12,8 +12,10 @@ export interface RevocationListener {
 export interface RevocationListenerOptions {
   url: string;
   keys: Pick<KeyVerifier, "revoke">;
+  /** The gateway's own keys: a revocation counts only when billing-ledger signed it. */
+  signing: InternalKeys;
   logger: BusLogger;
-  /** Where the bus's unrouted-queue gauge is reported, once connected. */
+  /** Where the bus's unrouted-queue gauge and refused-message counter are reported, once connected. */
   metrics?: Metrics;
   /** Wait between attempts while the broker cannot be reached at all. */
   retryDelayMs?: number;
@@ -47,7 +49,14 @@ export function startRevocationListener(opts: RevocationListenerOptions): Revoca
     while (!closed) {
       try {
         if (!bus) {
-          bus = await connectBus({ url: opts.url, name: "gateway", logger: opts.logger, connectTimeoutMs: retryDelayMs });
+          bus = await connectBus({
+            url: opts.url,
+            name: "gateway",
+            logger: opts.logger,
+            keys: opts.signing,
+            ...(opts.metrics ? { registry: opts.metrics.registry } : {}),
+            connectTimeoutMs: retryDelayMs,
+          });
           if (opts.metrics) registerUnroutedGauge(bus, opts.metrics.registry);
         }
         consumer = await subscribe(bus);

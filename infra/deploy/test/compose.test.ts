@@ -74,6 +74,21 @@ describe("docker-compose.yml", () => {
         /gateway: healthcheck asks :8081/,
       ],
       ["a second public port", (c) => void (service(c, "text").ports = ["8081:8081"]), /text: publishes a port/],
+      [
+        "a worker on the broker's administrator",
+        (c) => void (env(c, "files-worker").RABBITMQ_URL = "amqp://meter:${RABBITMQ_PASSWORD:?x}@rabbitmq:5672"),
+        /files-worker: RABBITMQ_URL logs in as the broker's administrator/,
+      ],
+      [
+        "a worker on billing's broker user",
+        (c) => void (env(c, "files-worker").RABBITMQ_URL = env(c, "billing-ledger").RABBITMQ_URL!),
+        /files-worker: RABBITMQ_URL logs in as meter-billing-ledger, not its own meter-files-worker/,
+      ],
+      [
+        "a broker password the broker does not give",
+        (c) => void (env(c, "rabbitmq").TEXT_BROKER_PASSWORD = "other"),
+        /text: RABBITMQ_URL logs in with another password than the broker gives meter-text/,
+      ],
     ];
     it.each(cases)("%s", async (_name, breakIt, expected) => {
       const copy = JSON.parse(JSON.stringify(compose)) as ComposeFile;

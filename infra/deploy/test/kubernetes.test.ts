@@ -69,6 +69,18 @@ describe("fails on a broken file", () => {
       edit("overlays/dev/secrets/gateway.env", (t) => t.replace(/^ADMIN_TOKEN=.*$/m, "")),
       /gateway\/src\/main\.ts would not start: [\s\S]*ADMIN_TOKEN/,
     ],
+    [
+      "a worker on the broker's administrator",
+      "dev",
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/^RABBITMQ_URL=.*$/m, "RABBITMQ_URL=amqp://meter:change-me-rabbitmq@rabbitmq:5672")),
+      /Deployment files-worker: RABBITMQ_URL logs in as the broker's administrator; it needs its own user/,
+    ],
+    [
+      "a worker on its API process's broker user",
+      "dev",
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace("meter-files-worker:change-me-files-worker-broker", "meter-files:change-me-files-broker")),
+      /Deployment files-worker: RABBITMQ_URL logs in as meter-files, not its own meter-files-worker/,
+    ],
   ];
   it.each(sourceCases)("%s", async (_name, overlay, change, expected) => {
     expect((await checkOverlay(renderOverlay(overlay, change), overlay)).join("\n")).toMatch(expected);

@@ -6,6 +6,7 @@ export * from "./headers";
 export * from "./catalog";
 export * from "./billing";
 export * from "./messages";
+export * from "./broker-rights";
 export * from "./admin";
 export * from "./cabinet";
 export * from "./text";

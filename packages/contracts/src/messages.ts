@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Microrub } from "./money";
+import type { Deployable } from "./services";
 
 /**
  * The message catalog: every routing key on the bus and the payload it carries. Publishers and
@@ -34,6 +35,27 @@ export const MessageCatalog = {
 export type MessageCatalog = typeof MessageCatalog;
 export type RoutingKey = keyof MessageCatalog;
 export type MessagePayload<K extends RoutingKey> = z.infer<MessageCatalog[K]>;
+
+/**
+ * Who may publish each routing key. Every message is signed by the deployable that published it, and a
+ * consumer dead-letters one signed by anyone not named here. A service's API process and its worker
+ * share one outbox table, and either one's relay may publish a row the other wrote, so both are named.
+ */
+export const MessageProducers = {
+  // Text and media jobs resolve the holds they placed; the media worker finishes jobs, and so holds.
+  "billing.hold.settle": ["text", "media-jobs", "media-jobs-worker"],
+  "billing.hold.release": ["text", "media-jobs", "media-jobs-worker"],
+  "billing.key.revoked": ["billing-ledger"],
+  "billing.catalog.changed": ["billing-ledger"],
+  // The API process on completion; the worker's sweeper re-sends a verification that got stuck.
+  "files.upload.completed": ["files", "files-worker"],
+  // The API process on admission; the worker's reconciler announces a job again.
+  "media.job.requested": ["media-jobs", "media-jobs-worker"],
+} as const satisfies Record<RoutingKey, readonly Deployable[]>;
+
+export function mayPublish(producer: Deployable, routingKey: RoutingKey): boolean {
+  return (MessageProducers[routingKey] as readonly Deployable[]).includes(producer);
+}
 
 /**
  * Queues whose messages are commands: the publisher declares them too, so a command sent before its

@@ -44,4 +44,5 @@ export { adminClient, type AdminCall } from "./admin-client";
 export { repoRoot, localStateDir, clamavSignaturesDir, clamdConfigFile } from "./repo-paths";
 export { ensurePrerequisites, tcpOpen } from "./prerequisites";
 export { localSecrets, type LocalSecrets, type InternalKeySet } from "./secrets";
+export { ensureBrokerUsers, deleteBrokerUsers, brokerUrlOf, vhostOf, type BrokerUsersOptions } from "./broker-users";
 export { startSystem, availableServices, envPrefix, SERVICES, DEFAULT_PORTS, type ServiceName, type SystemOptions, type RunningSystem } from "./system";

@@ -30,6 +30,8 @@ export interface SystemOptions {
   env: Record<string, string>;
   /** Each process signs internal calls with its own deployable's key; all share the public list. */
   internalKeys: InternalKeySet;
+  /** Each deployable's own RABBITMQ_URL (its broker user); a process not named gets env's. */
+  brokerUrls?: Partial<Record<Deployable, string>>;
   ports: Record<ServiceName, number>;
   host?: string;
   only?: readonly ServiceName[];
@@ -137,6 +139,7 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
         ...spec.env,
         INTERNAL_SIGNING_KEY: opts.internalKeys.signingKeys[deployableOf(spec)],
         INTERNAL_PUBLIC_KEYS: opts.internalKeys.publicKeys,
+        ...(opts.brokerUrls?.[deployableOf(spec)] ? { RABBITMQ_URL: opts.brokerUrls[deployableOf(spec)] } : {}),
       },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -1,11 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { MessagePayload, RoutingKey } from "@meter/contracts";
+import type { InternalKeys } from "@meter/signing";
+import type { Registry } from "prom-client";
 import { parseMessage } from "./catalog";
 import { BusConnection, type ReconnectOptions } from "./connection";
 import { QueueConsumer, type BatchHandler, type Consumer, type ConsumerMode, type MessageHandler } from "./consumer";
 import { BusUnavailableError } from "./errors";
 import { silentLogger, type BusLogger } from "./logger";
+import { signMessage } from "./message-signature";
 import { Publisher } from "./publisher";
+import { refusalCounter, type RefusalCounter } from "./refusal-metric";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy";
 import { declareExchanges, declareQueue, EXCHANGE, assertQueueSpec, unroutedMessageCount, type QueueSpec } from "./topology";
 
@@ -14,6 +18,13 @@ export interface BusOptions {
   url: string;
   /** Shown as the connection name in the broker and set as each message's app id. */
   name: string;
+  /**
+   * The process's keys (INTERNAL_SIGNING_KEY, INTERNAL_PUBLIC_KEYS): every message it publishes is signed
+   * as `keys.self`, and its consumers take only messages signed by a producer the catalog names.
+   */
+  keys: InternalKeys;
+  /** The service's /metrics registry, for bus_messages_refused_total. */
+  registry?: Registry;
   logger?: BusLogger;
   /** How long connectBus waits for the first connection before failing with BusUnavailableError. Default 30 s. */
   connectTimeoutMs?: number;
@@ -89,6 +100,8 @@ class AmqpBus implements Bus {
   private readonly connection: BusConnection;
   private readonly publisher: Publisher;
   private readonly publishTimeoutMs: number;
+  private readonly keys: InternalKeys;
+  private readonly refused: RefusalCounter;
   private readonly consumers = new Set<Consumer>();
   private closing: Promise<void> | undefined;
 
@@ -96,6 +109,8 @@ class AmqpBus implements Bus {
     this.name = options.name;
     this.logger = options.logger ?? silentLogger;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
+    this.keys = options.keys;
+    this.refused = refusalCounter(options.registry);
     this.connection = new BusConnection({
       url: options.url,
       name: options.name,
@@ -115,17 +130,19 @@ class AmqpBus implements Bus {
     const parsed = parseMessage(routingKey, payload);
     if (this.closing) throw new BusUnavailableError("the bus is closed");
     const messageId = options.messageId ?? randomUUID();
+    const body = Buffer.from(JSON.stringify(parsed));
     await this.publisher.publish(
       EXCHANGE,
       routingKey,
-      Buffer.from(JSON.stringify(parsed)),
+      body,
       {
         persistent: true,
         contentType: "application/json",
         messageId,
         timestamp: Math.floor(Date.now() / 1000),
         appId: this.name,
-        headers: options.headers ?? {},
+        // The signature's headers last: a caller's header cannot stand in for them.
+        headers: { ...options.headers, ...signMessage(this.keys, { routingKey, messageId, body }) },
       },
       options.timeoutMs ?? this.publishTimeoutMs,
     );
@@ -173,7 +190,8 @@ class AmqpBus implements Bus {
     assertQueueSpec(options);
     if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError("prefetch must be an integer >= 1");
     const spec = { queue: options.queue, routingKeys: options.routingKeys, exclusive: options.exclusive ?? false };
-    const consumer = new QueueConsumer(this.connection, this.logger, spec, prefetch, resolveRetryPolicy(options.retry), mode);
+    const guard = { trusted: this.keys.trusted, refused: this.refused };
+    const consumer = new QueueConsumer(this.connection, this.logger, guard, spec, prefetch, resolveRetryPolicy(options.retry), mode);
     await consumer.start(this.publishTimeoutMs);
     const registered: Consumer = {
       queue: consumer.queue,

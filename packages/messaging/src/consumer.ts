@@ -1,4 +1,5 @@
-import type { MessagePayload, RoutingKey } from "@meter/contracts";
+import type { Deployable, MessagePayload, RoutingKey } from "@meter/contracts";
+import type { InternalKeys } from "@meter/signing";
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { isRoutingKey, parseMessage } from "./catalog";
 import { publishConfirmed } from "./confirm";
@@ -6,12 +7,16 @@ import type { BusConnection } from "./connection";
 import { errorMessage } from "./errors";
 import type { BusLogger } from "./logger";
 import { applicationHeaders, carriedHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
+import { checkMessage } from "./message-signature";
+import type { RefusalCounter } from "./refusal-metric";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
-import { deadLetterQueueName, declareExclusiveQueue, declareQueue, declareRetryQueues, retryQueueName, type QueueSpec } from "./topology";
+import { deadLetterQueueName, declareExclusiveQueue, declareMoves, declareQueue, movesExchangeName, retryQueueName, type QueueSpec } from "./topology";
 
 export interface MessageMeta<K extends RoutingKey = RoutingKey> {
   messageId: string;
   routingKey: K;
+  /** The deployable that published it, as its signature proves (a producer the catalog names for the key). */
+  producer: Deployable;
   /** 1 on the first delivery to a handler, 2 on the first retry, and so on. */
   attempt: number;
   /** The broker delivered it before (a consumer died or its channel closed before acking): it may be done already. */
@@ -33,6 +38,13 @@ export type BatchHandler<K extends RoutingKey> = (items: BatchItem<K>[]) => Prom
 
 export type ConsumerMode<K extends RoutingKey> = { kind: "single"; handler: MessageHandler<K> } | { kind: "batch"; maxBatch: number; handler: BatchHandler<K> };
 
+/** What a consumer checks each delivery against, and where it counts what it refuses. */
+export interface ConsumerGuard {
+  /** The public keys of INTERNAL_PUBLIC_KEYS, by kid. */
+  trusted: InternalKeys["trusted"];
+  refused: RefusalCounter;
+}
+
 export interface Consumer {
   readonly queue: string;
   /** Stops new deliveries, waits for the handlers under way to finish and settle, then closes the channel. */
@@ -51,8 +63,9 @@ const REATTACH_DELAY_MS = 1_000;
 const MAX_ERROR_HEADER = 1_000;
 
 /**
- * A queue's consumer: its own confirm channel, reattached after every reconnect. Each delivery is checked
- * against the catalog, handed to the handler and then acked, sent to a delay queue, or dead-lettered.
+ * A queue's consumer: its own confirm channel, reattached after every reconnect. Each delivery's signature
+ * and producer are checked (a retry's too: the copy keeps them) and its payload against the catalog; it is
+ * then handed to the handler and acked, sent to a delay queue, or dead-lettered.
  * A copy is always confirmed by the broker before the original is acked, so a crash in between duplicates
  * a message but never loses one.
  */
@@ -73,6 +86,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
   constructor(
     private readonly connection: BusConnection,
     private readonly logger: BusLogger,
+    private readonly guard: ConsumerGuard,
     private readonly spec: QueueSpec & { routingKeys: readonly K[]; exclusive: boolean },
     private readonly prefetch: number,
     private readonly policy: RetryPolicy,
@@ -158,7 +172,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
 
   private async declareDurable(channel: ConfirmChannel): Promise<string> {
     await declareQueue(channel, this.spec);
-    await declareRetryQueues(channel, this.queue, reachableDelays(this.policy));
+    await declareMoves(channel, this.queue, reachableDelays(this.policy));
     return this.queue;
   }
 
@@ -179,6 +193,8 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     }
     const decoded = this.decode(message);
     if (!decoded.ok) {
+      const routingKey = readRoutingKey(message);
+      this.guard.refused.inc({ routing_key: isRoutingKey(routingKey) ? routingKey : "unknown", reason: decoded.reason });
       this.track(this.deadLetter(channel, message, decoded.reason, decoded.error));
       return;
     }
@@ -208,13 +224,16 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     const routingKey = readRoutingKey(message);
     if (!isRoutingKey(routingKey)) return { ok: false, reason: "unknown-routing-key", error: `"${routingKey}" is not in the catalog` };
     if (!this.keys.has(routingKey)) return { ok: false, reason: "unexpected-routing-key", error: `"${routingKey}" is not consumed from ${this.queue}` };
+    const key = routingKey as K;
+    // Before the body is even parsed: what a producer the catalog names did not sign is nobody's word.
+    const signed = checkMessage(this.guard.trusted, message.properties.headers ?? {}, { routingKey: key, messageId, body: message.content });
+    if (!signed.ok) return signed;
     let body: unknown;
     try {
       body = JSON.parse(message.content.toString("utf8"));
     } catch (err) {
       return { ok: false, reason: "invalid-json", error: errorMessage(err) };
     }
-    const key = routingKey as K;
     let payload: MessagePayload<K>;
     try {
       payload = parseMessage(key, body);
@@ -224,6 +243,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     const meta: MessageMeta<K> = {
       messageId,
       routingKey: key,
+      producer: signed.producer,
       attempt: readAttempt(message),
       redelivered: message.fields.redelivered,
       headers: applicationHeaders(message),
@@ -304,13 +324,13 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     });
   }
 
-  /** Puts a copy on another queue through the default exchange and acks the original once the copy is confirmed. */
+  /** Puts a copy on another of this consumer's queues through its moves exchange and acks the original once the copy is confirmed. */
   private async moveTo(channel: ConfirmChannel, message: ConsumeMessage, queue: string, headers: HeaderTable): Promise<void> {
     const { properties } = message;
     try {
       await publishConfirmed(
         channel,
-        "",
+        movesExchangeName(this.queue),
         queue,
         message.content,
         {

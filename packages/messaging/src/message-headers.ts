@@ -1,7 +1,16 @@
 import type { Message } from "amqplib";
 
-/** Headers the bus sets on messages it moves to a delay or dead-letter queue. */
+/**
+ * Headers of the bus: the producer's signature, set on publishing, and what the bus adds to the copies it
+ * moves to a delay or dead-letter queue. Every copy keeps the signature, so a retry is checked again.
+ */
 export const MessageHeaders = {
+  /** The deployable that published the message (contracts' `Deployable`). */
+  producer: "x-producer",
+  /** The kid of the producer's INTERNAL_SIGNING_KEY. */
+  keyId: "x-key-id",
+  /** Ed25519 over producer, kid, routing key, message id and the body's SHA-256 (message-signature.ts), base64url. */
+  signature: "x-signature",
   /** 1-based number of the delivery to the handler that this copy will be. */
   attempt: "x-attempt",
   /** The routing key the message was published with; a delay queue hands it back under the queue's name. */

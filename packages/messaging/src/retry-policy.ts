@@ -32,7 +32,16 @@ export function backoffAfter(policy: RetryPolicy, failedAttempt: number): number
 }
 
 export type DeadLetterReason =
-  "invalid-json" | "invalid-payload" | "unknown-routing-key" | "unexpected-routing-key" | "missing-message-id" | "non-retryable" | "max-attempts";
+  | "unsigned"
+  | "bad-signature"
+  | "forbidden-producer"
+  | "invalid-json"
+  | "invalid-payload"
+  | "unknown-routing-key"
+  | "unexpected-routing-key"
+  | "missing-message-id"
+  | "non-retryable"
+  | "max-attempts";
 
 export type FailureDecision = { action: "retry"; delayMs: number } | { action: "dead-letter"; reason: DeadLetterReason };
 

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import type { RoutingKey } from "@meter/contracts";
+import { BusExchanges, type RoutingKey } from "@meter/contracts";
 import type { Channel, ChannelModel, Options } from "amqplib";
 
 /** The one topic exchange every message is published to, with its routing key from the catalog. */
-export const EXCHANGE = "meter";
+export const EXCHANGE = BusExchanges.main;
 /** Where the broker puts a message that no queue is bound to, instead of dropping it (an alternate exchange). */
-export const UNROUTED_EXCHANGE = "meter.unrouted";
-export const UNROUTED_QUEUE = "meter.unrouted";
+export const UNROUTED_EXCHANGE = BusExchanges.unrouted;
+export const UNROUTED_QUEUE = BusExchanges.unrouted;
 /**
  * The unrouted queue is for diagnosis, not delivery: it shows what was published while no queue was
  * bound to its key (a revocation while every gateway restarts, say; their key cache's TTL covers it).
@@ -27,8 +27,19 @@ export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
 }
 
+/** A delay queue. (Before the moves exchange they were `<queue>.retry.<ms>`, dead-lettering through the default exchange.) */
 export function retryQueueName(queue: string, delayMs: number): string {
-  return `${queue}.retry.${delayMs}`;
+  return `${queue}.delay.${delayMs}`;
+}
+
+/**
+ * The direct exchange a consumer moves copies through (to its delay queues, its dead-letter queue, and
+ * back to its queue when a delay expires), each bound under its own name. Its own exchange rather than
+ * the default one, which reaches every queue by name: a consumer's broker user may publish to this
+ * exchange and so reaches only its own queues.
+ */
+export function movesExchangeName(queue: string): string {
+  return `${queue}.moves`;
 }
 
 export interface QueueSpec {
@@ -38,7 +49,7 @@ export interface QueueSpec {
 
 export function assertQueueSpec({ queue, routingKeys }: QueueSpec): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/.test(queue)) throw new TypeError(`bad queue name "${queue}"`);
-  if (/\.(dlq|retry\.\d+)$/.test(queue)) throw new TypeError(`queue name "${queue}" collides with a retry or dead-letter queue`);
+  if (/\.(dlq|retry\.\d+|delay\.\d+|moves)$/.test(queue)) throw new TypeError(`queue name "${queue}" collides with a retry or dead-letter queue`);
   if (routingKeys.length === 0) throw new TypeError(`queue "${queue}" needs at least one routing key`);
 }
 
@@ -103,17 +114,19 @@ export async function declareExclusiveQueue(channel: Channel, spec: QueueSpec): 
 }
 
 /**
- * One delay queue per backoff step. Every message in it has the same TTL, so expiry happens at the head
- * and nothing waits behind a longer delay; on expiry the broker dead-letters it back to the work queue
- * through the default exchange.
+ * A consumer's moves exchange with its queue and dead-letter queue bound to it, and one delay queue per
+ * backoff step. Every message in a delay queue has the same TTL, so expiry happens at the head and nothing
+ * waits behind a longer delay; on expiry the broker dead-letters it back to the work queue through the
+ * moves exchange.
  */
-export async function declareRetryQueues(channel: Channel, queue: string, delaysMs: readonly number[]): Promise<void> {
+export async function declareMoves(channel: Channel, queue: string, delaysMs: readonly number[]): Promise<void> {
+  const moves = movesExchangeName(queue);
+  await channel.assertExchange(moves, "direct", { durable: true });
+  await channel.bindQueue(queue, moves, queue);
+  await channel.bindQueue(deadLetterQueueName(queue), moves, deadLetterQueueName(queue));
   for (const delayMs of new Set(delaysMs)) {
-    await channel.assertQueue(retryQueueName(queue, delayMs), {
-      durable: true,
-      messageTtl: delayMs,
-      deadLetterExchange: "",
-      deadLetterRoutingKey: queue,
-    });
+    const delay = retryQueueName(queue, delayMs);
+    await channel.assertQueue(delay, { durable: true, messageTtl: delayMs, deadLetterExchange: moves, deadLetterRoutingKey: queue });
+    await channel.bindQueue(delay, moves, delay);
   }
 }

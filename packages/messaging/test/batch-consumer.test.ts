@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connectBus, MessageHeaders, NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 import { eventually, sleep } from "./support/waiting";
@@ -11,7 +11,7 @@ const consumers: Consumer[] = [];
 
 beforeAll(async () => {
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "batch-test" });
+  bus = await connectBus({ url: vhost.url, name: "batch-test", keys: testKeys("text") });
   inspector = await openInspector(vhost.url);
 });
 

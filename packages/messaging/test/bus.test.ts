@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import {
   BusUnavailableError,
   connectBus,
   InvalidMessageError,
   MessageHeaders,
   NonRetryableError,
+  signMessage,
   UNROUTED_QUEUE,
   type Bus,
   type Consumer,
@@ -21,7 +22,7 @@ const consumers: Consumer[] = [];
 
 beforeAll(async () => {
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "bus-test", reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  bus = await connectBus({ url: vhost.url, name: "bus-test", keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
   inspector = await openInspector(vhost.url);
 });
 
@@ -63,7 +64,7 @@ test("a published message reaches the consumer, validated and with its meta", as
   await eventually(() => expect(received).toHaveLength(1));
   expect(received[0]).toEqual({
     payload,
-    meta: { messageId, routingKey: "billing.key.revoked", attempt: 1, redelivered: false, headers: { "request-id": "r-1" } },
+    meta: { messageId, routingKey: "billing.key.revoked", producer: "billing-ledger", attempt: 1, redelivered: false, headers: { "request-id": "r-1" } },
   });
 });
 
@@ -79,10 +80,14 @@ test("an invalid payload on the wire goes to the dead-letter queue with the reas
   const handler = jest.fn(async () => undefined);
   consumers.push(await bus.consume({ queue, routingKeys: ["billing.hold.settle"], handler }));
 
-  await inspector.publishRaw("meter", "billing.hold.settle", JSON.stringify({ version: "v1", hold_id: randomUUID(), amount_microrub: -5 }), {
-    messageId: "m-invalid",
-  });
-  await inspector.publishRaw("meter", "billing.hold.settle", "{not json", { messageId: "m-garbage" });
+  // Signed by a producer of the key, so what fails is the content.
+  const signedRaw = (content: string, messageId: string) =>
+    inspector.publishRaw("meter", "billing.hold.settle", content, {
+      messageId,
+      headers: signMessage(testKeys("text"), { routingKey: "billing.hold.settle", messageId, body: Buffer.from(content) }),
+    });
+  await signedRaw(JSON.stringify({ version: "v1", hold_id: randomUUID(), amount_microrub: -5 }), "m-invalid");
+  await signedRaw("{not json", "m-garbage");
 
   const first = await take(`${queue}.dlq`);
   const second = await take(`${queue}.dlq`);
@@ -100,7 +105,7 @@ test("a failing handler is retried after each backoff, then the message is dead-
   consumers.push(
     await bus.consume({
       queue,
-      routingKeys: ["billing.hold.release"],
+      routingKeys: ["billing.catalog.changed"],
       retry: { maxAttempts: 3, backoffMs: [200, 400] },
       handler: async (_payload, meta) => {
         calls.push({ attempt: meta.attempt, at: Date.now(), routingKey: meta.routingKey });
@@ -108,11 +113,11 @@ test("a failing handler is retried after each backoff, then the message is dead-
       },
     }),
   );
-  const messageId = await bus.publish("billing.hold.release", { version: "v1", hold_id: randomUUID(), reason: "cancelled" });
+  const messageId = await bus.publish("billing.catalog.changed", { version: "v1", model_id: "gpt-x" });
 
   const dead = await take(`${queue}.dlq`);
   expect(calls.map((c) => c.attempt)).toEqual([1, 2, 3]);
-  expect(calls.every((c) => c.routingKey === "billing.hold.release")).toBe(true);
+  expect(calls.every((c) => c.routingKey === "billing.catalog.changed")).toBe(true);
   const [a, b, c] = calls;
   expect(b!.at - a!.at).toBeGreaterThanOrEqual(180);
   expect(c!.at - b!.at).toBeGreaterThanOrEqual(380);
@@ -121,7 +126,7 @@ test("a failing handler is retried after each backoff, then the message is dead-
   expect(dead.properties.headers?.[MessageHeaders.attempt]).toBe(3);
   expect(dead.properties.headers?.[MessageHeaders.deadError]).toBe("ledger unavailable");
   expect(await inspector.messageCount(queue)).toBe(0);
-  expect(await inspector.messageCount(`${queue}.retry.200`)).toBe(0);
+  expect(await inspector.messageCount(`${queue}.delay.200`)).toBe(0);
 });
 
 test("a handler recovering on a retry acks the message", async () => {
@@ -150,8 +155,8 @@ test("NonRetryableError sends the message straight to the dead-letter queue", as
   const handler = jest.fn(async () => {
     throw new NonRetryableError("hold does not exist");
   });
-  consumers.push(await bus.consume({ queue, routingKeys: ["billing.hold.settle"], retry: { backoffMs: [50] }, handler }));
-  await bus.publish("billing.hold.settle", { version: "v1", hold_id: randomUUID(), amount_microrub: 1200 });
+  consumers.push(await bus.consume({ queue, routingKeys: ["billing.key.revoked"], retry: { backoffMs: [50] }, handler }));
+  await bus.publish("billing.key.revoked", revoked());
 
   const dead = await take(`${queue}.dlq`);
   expect(dead.properties.headers?.[MessageHeaders.deadReason]).toBe("non-retryable");
@@ -166,12 +171,12 @@ test("a message published while no consumer runs is consumed when one starts", a
     seen.push(meta.messageId);
   };
   // The first run declares the queue; then the consumer goes away.
-  await (await bus.consume({ queue, routingKeys: ["files.upload.completed"], handler })).stop();
-  const whileDown = await bus.publish("files.upload.completed", { version: "v1", file_id: randomUUID() });
+  await (await bus.consume({ queue, routingKeys: ["billing.catalog.changed"], handler })).stop();
+  const whileDown = await bus.publish("billing.catalog.changed", { version: "v1", model_id: "gpt-x" });
   await sleep(100);
   expect(seen).toEqual([]);
 
-  consumers.push(await bus.consume({ queue, routingKeys: ["files.upload.completed"], handler }));
+  consumers.push(await bus.consume({ queue, routingKeys: ["billing.catalog.changed"], handler }));
   await eventually(() => expect(seen).toEqual([whileDown]));
 });
 
@@ -194,7 +199,7 @@ test("declareQueue keeps messages for a consumer that has never run", async () =
 
 test("a message published before any queue is bound is kept in the unrouted queue, not dropped", async () => {
   const fresh = await createTestVhost();
-  const own = await connectBus({ url: fresh.url, name: "unrouted-test" });
+  const own = await connectBus({ url: fresh.url, name: "unrouted-test", keys: testKeys("text") });
   const look = await openInspector(fresh.url);
   try {
     const messageId = await own.publish("billing.hold.settle", { version: "v1", hold_id: randomUUID(), amount_microrub: 7 });
@@ -232,7 +237,7 @@ test("the consumer survives the broker closing its connection", async () => {
 });
 
 test("publish fails with BusUnavailableError while the broker is unreachable and works once it is back", async () => {
-  const own = await connectBus({ url: vhost.url, name: "outage-test", reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  const own = await connectBus({ url: vhost.url, name: "outage-test", keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
   try {
     await vhost.denyAccess();
     await vhost.closeConnections();
@@ -250,11 +255,13 @@ test("publish fails with BusUnavailableError while the broker is unreachable and
 });
 
 test("a closed bus refuses to publish", async () => {
-  const own = await connectBus({ url: vhost.url, name: "closed-test" });
+  const own = await connectBus({ url: vhost.url, name: "closed-test", keys: testKeys("billing-ledger") });
   await own.close();
   await expect(own.publish("billing.key.revoked", revoked())).rejects.toBeInstanceOf(BusUnavailableError);
 });
 
 test("connectBus fails with BusUnavailableError when the broker cannot be reached", async () => {
-  await expect(connectBus({ url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", connectTimeoutMs: 500 })).rejects.toBeInstanceOf(BusUnavailableError);
+  await expect(
+    connectBus({ url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", keys: testKeys("billing-ledger"), connectTimeoutMs: 500 }),
+  ).rejects.toBeInstanceOf(BusUnavailableError);
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connectBus, UNROUTED_QUEUE, type Bus, type Consumer } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 import { eventually } from "./support/waiting";
@@ -27,7 +27,7 @@ afterAll(async () => {
 const revoked = () => ({ version: "v1" as const, key_id: randomUUID() });
 
 async function replica(name: string): Promise<Bus> {
-  const bus = await connectBus({ url: vhost.url, name, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } });
+  const bus = await connectBus({ url: vhost.url, name, keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 300 } });
   buses.push(bus);
   return bus;
 }
@@ -91,7 +91,7 @@ test("a failing handler on an exclusive queue drops the message instead of retry
   await eventually(() => expect(calls).toContain(second.key_id));
   expect(calls).toEqual([first.key_id, second.key_id]);
   expect(await queueExists("test.failing.dlq")).toBe(false);
-  expect(await queueExists("test.failing.retry.10")).toBe(false);
+  expect(await queueExists("test.failing.delay.10")).toBe(false);
 });
 
 test("an exclusive consumer declares a fresh queue after the broker drops its connection", async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connectBus, InvalidMessageError, outboxInsertSql, startOutboxRelay, writeOutboxMessage, type Bus, type Consumer, type OutboxRelay } from "../src";
 import { createOutboxDatabase, type OutboxDatabase } from "./support/outbox-database";
 import { eventually, sleep } from "./support/waiting";
@@ -15,7 +15,7 @@ const extraBuses: Bus[] = [];
 
 beforeAll(async () => {
   [vhost, database] = await Promise.all([createTestVhost(), createOutboxDatabase()]);
-  bus = await connectBus({ url: vhost.url, name: "outbox-test", reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  bus = await connectBus({ url: vhost.url, name: "outbox-test", keys: testKeys("text"), reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
   consumer = await bus.consume({
     queue: "outbox.test",
     routingKeys: ["billing.hold.settle", "billing.key.revoked"],
@@ -120,7 +120,7 @@ test("kick wakes an idle relay at once", async () => {
 });
 
 test("two relays on the same table publish every row exactly once", async () => {
-  const otherBus = await connectBus({ url: vhost.url, name: "outbox-test-2" });
+  const otherBus = await connectBus({ url: vhost.url, name: "outbox-test-2", keys: testKeys("text") });
   extraBuses.push(otherBus);
   const published = [0, 0];
   const counting = (target: Bus, index: number): Pick<Bus, "publish"> => ({

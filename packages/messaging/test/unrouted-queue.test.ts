@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { connect } from "amqplib";
 import { Registry } from "prom-client";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connectBus, registerUnroutedGauge, UNROUTED_METRIC, UNROUTED_QUEUE, UNROUTED_QUEUE_MAX_LENGTH, type Bus } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 
@@ -28,7 +28,7 @@ async function gaugeValue(registry: Registry): Promise<number> {
 }
 
 test("the unrouted queue keeps at most its bound, dropping the oldest, and publishers never see a refusal", async () => {
-  bus = await connectBus({ url: vhost.url, name: "unrouted-bound-test" });
+  bus = await connectBus({ url: vhost.url, name: "unrouted-bound-test", keys: testKeys("billing-ledger") });
   inspector = await openInspector(vhost.url);
   const extra = 5;
   const ids: string[] = [];
@@ -42,7 +42,7 @@ test("the unrouted queue keeps at most its bound, dropping the oldest, and publi
 });
 
 test("the gauge reports how many messages wait in the unrouted queue", async () => {
-  bus = await connectBus({ url: vhost.url, name: "unrouted-metric-test" });
+  bus = await connectBus({ url: vhost.url, name: "unrouted-metric-test", keys: testKeys("billing-ledger") });
   const registry = new Registry();
   registerUnroutedGauge(bus, registry);
   expect(await gaugeValue(registry)).toBe(0);
@@ -60,7 +60,7 @@ test("an unbounded unrouted queue left by an earlier version is replaced by the 
   } finally {
     await old.close();
   }
-  bus = await connectBus({ url: vhost.url, name: "unrouted-migration-test", connectTimeoutMs: 10_000 });
+  bus = await connectBus({ url: vhost.url, name: "unrouted-migration-test", keys: testKeys("billing-ledger"), connectTimeoutMs: 10_000 });
   const messageId = await bus.publish("billing.catalog.changed", changed());
   inspector = await openInspector(vhost.url);
   expect((await inspector.take(UNROUTED_QUEUE))?.properties.messageId).toBe(messageId);

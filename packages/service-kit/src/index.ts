@@ -4,7 +4,7 @@ export * from "./logger";
 export * from "./batcher";
 export * from "./periodic-pass";
 export * from "./lifecycle";
-export * from "./internal/internal-keys";
+export * from "@meter/signing";
 export * from "./internal/nonce-cache";
 export * from "./internal/request-signature";
 export * from "./internal/require-identity";

@@ -6,7 +6,7 @@ import { envPrefix, ServiceCatalog, type ServiceName } from "@meter/contracts";
 import { ensureClamd, freePort, repoRoot, startObjectStore } from "@meter/local-infra";
 import { createTestDatabase } from "./database";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream";
-import { createTestVhost } from "./rabbitmq";
+import { createTestVhost, type TestVhost } from "./rabbitmq";
 
 /**
  * What a set of services needs around it in a test: a fresh database for each that has one, a fresh
@@ -19,6 +19,8 @@ export interface TestEnvironment {
   fake: FakeUpstream;
   /** The billing database, for the books check (when billing-ledger is among the services). */
   billingDatabaseUrl: string | undefined;
+  /** The run's vhost (env.RABBITMQ_URL is its administrator's URL). */
+  vhost: TestVhost;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,7 @@ export async function prepareEnvironment(services: readonly ServiceName[], opts:
       if (service === "billing-ledger") billingDatabaseUrl = database.url;
     }
     if (services.includes("files")) Object.assign(env, await startFilesInfrastructure(cleanups));
-    return { env, adminToken, fake, billingDatabaseUrl, close };
+    return { env, adminToken, fake, billingDatabaseUrl, vhost, close };
   } catch (e) {
     await close();
     throw e;

@@ -1,4 +1,4 @@
-import { generateInternalKeySet, InternalAuth, parseInternalKeys } from "@meter/service-kit";
+import { generateInternalKeySet, InternalAuth, parseInternalKeys, type InternalKeys } from "@meter/service-kit";
 import type { Deployable, Identity } from "@meter/contracts";
 
 /**
@@ -26,6 +26,11 @@ export function testKeyEnv(self: Deployable): { INTERNAL_SIGNING_KEY: string; IN
 export function testAuth(self: Deployable): InternalAuth {
   const env = testKeyEnv(self);
   return new InternalAuth(parseInternalKeys(self, env.INTERNAL_SIGNING_KEY, env.INTERNAL_PUBLIC_KEYS));
+}
+
+/** The keys of a process of `self`: what a test's own bus signs its messages with (connectBus's `keys`). */
+export function testKeys(self: Deployable): InternalKeys {
+  return testAuth(self).keys;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
+import { connect } from "amqplib";
+import { BUS_DEPLOYABLES, type BusDeployable } from "@meter/contracts";
+import { brokerUrlOf, deleteBrokerUsers, ensureBrokerUsers } from "@meter/local-infra";
 
 const run = promisify(execFile);
 
@@ -14,6 +17,11 @@ export interface TestVhost {
   /** Takes the user's permissions away: connections to the vhost are refused until allowAccess(). */
   denyAccess(): Promise<void>;
   allowAccess(): Promise<void>;
+  /**
+   * One broker user per deployable with its own rights on this vhost, made by the project's setup code
+   * (as npm start makes them); resolves with each one's amqp URL. Dropped with the vhost.
+   */
+  deployableUrls(): Promise<Record<BusDeployable, string>>;
   /** Deletes the vhost with everything in it. */
   drop(): Promise<void>;
 }
@@ -41,6 +49,7 @@ export async function createTestVhost(): Promise<TestVhost> {
   };
   await rabbitmqctl("add_vhost", name);
   await allowAccess();
+  let users: Record<BusDeployable, string> | undefined;
 
   return {
     name,
@@ -52,8 +61,59 @@ export async function createTestVhost(): Promise<TestVhost> {
       await rabbitmqctl("clear_permissions", "-p", name, user);
     },
     allowAccess,
+    async deployableUrls() {
+      const passwords = Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, randomBytes(12).toString("hex")])) as Record<BusDeployable, string>;
+      // Users belong to the broker, not the vhost: named after the vhost, so parallel runs never share one.
+      users = await ensureBrokerUsers({ vhost: name, passwords, userName: (d) => `${name}.${d}`, rabbitmqctl: RABBITMQCTL });
+      const made = users;
+      return Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, brokerUrlOf(url.href, made[d], passwords[d])])) as Record<BusDeployable, string>;
+    },
     async drop() {
       await rabbitmqctl("delete_vhost", name);
+      if (users) await deleteBrokerUsers(Object.values(users), RABBITMQCTL);
     },
   };
+}
+
+/** A message put on the broker by hand, around the bus: what anyone holding broker credentials can send. */
+export interface HandMadeMessage {
+  /** "meter" (the default) or "" with a queue name as the routing key, to put it straight on a queue. */
+  exchange?: string;
+  routingKey: string;
+  content: string;
+  messageId: string;
+  headers?: Record<string, unknown>;
+}
+
+/** Publishes one message with its own connection and waits for the broker's confirm. */
+export async function publishByHand(url: string, message: HandMadeMessage): Promise<void> {
+  const connection = await connect(url);
+  try {
+    const channel = await connection.createConfirmChannel();
+    channel.publish(message.exchange ?? "meter", message.routingKey, Buffer.from(message.content), {
+      persistent: true,
+      contentType: "application/json",
+      messageId: message.messageId,
+      headers: message.headers ?? {},
+    });
+    await channel.waitForConfirms();
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Takes every message now waiting on a queue (a dead-letter queue, say) off it; resolves with their ids and headers. */
+export async function drainQueue(url: string, queue: string): Promise<{ messageId: string; headers: Record<string, unknown> }[]> {
+  const connection = await connect(url);
+  try {
+    const channel = await connection.createChannel();
+    const taken: { messageId: string; headers: Record<string, unknown> }[] = [];
+    for (;;) {
+      const message = await channel.get(queue, { noAck: true });
+      if (message === false) return taken;
+      taken.push({ messageId: String(message.properties.messageId), headers: { ...message.properties.headers } });
+    }
+  } finally {
+    await connection.close();
+  }
 }

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
-import { envPrefix, SERVICE_NAMES, ServiceCatalog, type Deployable, type ServiceName } from "@meter/contracts";
+import { envPrefix, SERVICE_NAMES, ServiceCatalog, type BusDeployable, type Deployable, type ServiceName } from "@meter/contracts";
 import { freePort, repoRoot } from "@meter/local-infra";
 import { closeServer, createLogger, listen, type Composition, type Logger } from "@meter/service-kit";
 import { prepareEnvironment } from "./environment";
@@ -86,13 +86,20 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       env[`${envPrefix(s)}_WORKER_PORT`] = "0";
     }
     Object.assign(env, opts.env);
+    // Each service and worker as its own broker user, as deployed; env.RABBITMQ_URL stays the vhost's
+    // administrator's, for the tests' own buses (unless a test sets a broker of its own).
+    const brokerUrls = opts.env?.RABBITMQ_URL === undefined ? await environment.vhost.deployableUrls() : undefined;
+    const busOf = (deployable: Deployable): Record<string, string> => {
+      const url = brokerUrls?.[deployable as BusDeployable];
+      return url ? { RABBITMQ_URL: url } : {};
+    };
 
     for (const service of order) {
       const dir = path.join(repoRoot(), ServiceCatalog[service].dir, "src");
       const { loadConfig } = (await import(path.join(dir, "config.ts"))) as ConfigModule;
       const api = (await import(path.join(dir, "composition.ts"))) as CompositionModule;
       if (!api.compose) throw new Error(`${service}: its composition.ts exports no compose()`);
-      const composition = await api.compose(loadConfig({ ...env, ...testKeyEnv(service) }), { logger: logger.child({ service }) });
+      const composition = await api.compose(loadConfig({ ...env, ...busOf(service), ...testKeyEnv(service) }), { logger: logger.child({ service }) });
       const server = createServer(composition.app);
       running.set(service, { composition, server, port: ports[service] });
       await listen(server, ports[service], "127.0.0.1");
@@ -103,7 +110,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         const deployable = `${service}-worker` as Deployable;
         workers.set(
           deployable,
-          await startServiceProcess(workerEntry, repoRoot(), { ...env, ...testKeyEnv(deployable), LOG_LEVEL: "info" }, `${deployable} listening`, 60_000),
+          await startServiceProcess(
+            workerEntry,
+            repoRoot(),
+            { ...env, ...busOf(deployable), ...testKeyEnv(deployable), LOG_LEVEL: "info" },
+            `${deployable} listening`,
+            60_000,
+          ),
         );
       }
     }

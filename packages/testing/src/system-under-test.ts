@@ -40,6 +40,8 @@ export async function startSystemUnderTest(
     const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
     const system = await startSystem({
       internalKeys: testKeySet(),
+      // Each process as its own broker user, with only its rights, as npm start runs them.
+      brokerUrls: await environment.vhost.deployableUrls(),
       ports,
       only,
       env: {

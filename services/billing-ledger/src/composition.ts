@@ -128,7 +128,7 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     ...(overrides.holdAttempts !== undefined ? { holdAttempts: overrides.holdAttempts } : {}),
   });
 
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", logger });
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", logger, keys: auth.keys, registry: metrics.registry });
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Billing publishes events (revoked keys, catalog changes) that no queue may be bound to yet.
   registerUnroutedGauge(bus, metrics.registry);

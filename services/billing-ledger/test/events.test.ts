@@ -1,4 +1,4 @@
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connectBus, type Bus, type Consumer, type MessageMeta } from "@meter/messaging";
 import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
@@ -16,7 +16,7 @@ beforeAll(async () => {
   vhost = await createTestVhost();
   // Billing's own relay publishes to this vhost, where the test listens as a gateway would.
   h = await startBilling({ env: { RABBITMQ_URL: vhost.url } });
-  bus = await connectBus({ url: vhost.url, name: "billing-events-test" });
+  bus = await connectBus({ url: vhost.url, name: "billing-events-test", keys: testKeys("gateway") });
   consumer = await bus.consume({
     queue: "test.billing-events",
     exclusive: true,

@@ -2,9 +2,9 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { CommandQueues } from "@meter/contracts";
-import { connectBus, type Bus, type Consumer } from "@meter/messaging";
+import { connectBus, MessageHeaders, REFUSED_METRIC, signMessage, type Bus, type Consumer } from "@meter/messaging";
 import { createLogger, Metrics } from "@meter/service-kit";
-import { createTestVhost, type TestVhost } from "@meter/testing";
+import { createTestVhost, drainQueue, publishByHand, testKeys, type TestVhost } from "@meter/testing";
 import type { Counter } from "prom-client";
 import { createBillingServices } from "../src/composition";
 import { startHoldCommandConsumer } from "../src/holds/hold-commands.consumer";
@@ -19,7 +19,8 @@ let outcomes: Counter<"outcome">;
 beforeAll(async () => {
   h = await startBilling();
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "hold-commands-test" });
+  // Signs as text, a producer of hold commands; refusals count on billing's own registry.
+  bus = await connectBus({ url: vhost.url, name: "hold-commands-test", keys: testKeys("text"), registry: h.metrics.registry });
   // Publishers declare the command queue (as the text service does), so commands wait for billing.
   await bus.declareQueue(CommandQueues.billingHoldCommands);
   // The composition registered it for its own consumer; this test's consumers count into the same one.
@@ -168,6 +169,95 @@ it("while the database is unreachable a command is retried with back-off, then a
     await second.stop();
   }
   expect((await h.services.holdReads.find(holdId))?.settled_microrub).toBe(4_000);
+});
+
+it("hand-made hold commands (unsigned, from a deployable that may not send them, tampered) are dead-lettered and the hold stays active", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+  const refusedBefore = await counterValue(h.metrics, REFUSED_METRIC, { routing_key: "billing.hold.release", reason: "forbidden-producer" });
+  const release = JSON.stringify({ version: "v1", hold_id: holdId, reason: "forged" });
+  const settleForNothing = JSON.stringify({ version: "v1", hold_id: holdId, amount_microrub: 0 });
+  const forged = [
+    { routingKey: "billing.hold.release", content: release, signer: undefined },
+    { routingKey: "billing.hold.settle", content: settleForNothing, signer: undefined },
+    // The files worker parses untrusted files: its key must not move money.
+    { routingKey: "billing.hold.release", content: release, signer: "files-worker" },
+    { routingKey: "billing.hold.settle", content: settleForNothing, signer: "gateway" },
+  ] as const;
+  const consumer = await start();
+  try {
+    for (const f of forged) {
+      const messageId = randomUUID();
+      const headers = f.signer ? signMessage(testKeys(f.signer), { routingKey: f.routingKey, messageId, body: Buffer.from(f.content) }) : {};
+      await publishByHand(vhost.url, { routingKey: f.routingKey, content: f.content, messageId, headers });
+    }
+    // Text really signed a settle of the whole hold; the body on the wire says 0.
+    const messageId = randomUUID();
+    const signed = JSON.stringify({ version: "v1", hold_id: holdId, amount_microrub: 5_000 });
+    const headers = signMessage(testKeys("text"), { routingKey: "billing.hold.settle", messageId, body: Buffer.from(signed) });
+    await publishByHand(vhost.url, { routingKey: "billing.hold.settle", content: settleForNothing, messageId, headers });
+
+    await until(async () => (await messagesIn(vhost))["billing-ledger.hold-commands.dlq"] === 5, 10_000, "five dead letters");
+  } finally {
+    await consumer.stop();
+  }
+  expect(await status(holdId)).toBe("active");
+  const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
+  expect(balance.body).toMatchObject({ balance_microrub: 100_000, reserved_microrub: 5_000 });
+  expect(await counterValue(h.metrics, REFUSED_METRIC, { routing_key: "billing.hold.release", reason: "forbidden-producer" })).toBe(refusedBefore + 1);
+  const dead = await drainQueue(vhost.url, "billing-ledger.hold-commands.dlq");
+  expect(dead.map((m) => String(m.headers[MessageHeaders.deadReason])).sort()).toEqual([
+    "bad-signature",
+    "forbidden-producer",
+    "forbidden-producer",
+    "unsigned",
+    "unsigned",
+  ]);
+  await holdCalls(h).release(holdId, "test done");
+});
+
+it("a hold command from a producer that did not place the hold (media-jobs for text's hold) is dead-lettered; the owner's applies", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", keys: testKeys("media-jobs-worker") });
+  const consumer = await start();
+  try {
+    await media.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 0 });
+    await until(async () => (await messagesIn(vhost))["billing-ledger.hold-commands.dlq"] === 1, 10_000, "the foreign command dead-lettered");
+    expect(await status(holdId)).toBe("active");
+    await bus.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 2_000 });
+    await until(async () => (await status(holdId)) === "settled", 10_000, "the owner's settlement");
+  } finally {
+    await consumer.stop();
+    await media.close();
+  }
+  const dead = await drainQueue(vhost.url, "billing-ledger.hold-commands.dlq");
+  expect(dead.map((m) => String(m.headers[MessageHeaders.deadError]))).toEqual([expect.stringContaining("foreign")]);
+  expect((await h.services.holdReads.find(holdId))?.settled_microrub).toBe(2_000);
+});
+
+it("a valid settlement replayed by hand, bytes and headers as they were, charges once", async () => {
+  const a = await seedAccount(h, { credit: 100_000 });
+  const holdId = randomUUID();
+  await holdCalls(h).place(a.keyId, 5_000, holdId);
+  const messageId = randomUUID();
+  const content = JSON.stringify({ version: "v1", hold_id: holdId, amount_microrub: 3_000 });
+  const headers = signMessage(testKeys("text"), { routingKey: "billing.hold.settle", messageId, body: Buffer.from(content) });
+  const duplicates = await commands("duplicate");
+  const consumer = await start();
+  try {
+    await publishByHand(vhost.url, { routingKey: "billing.hold.settle", content, messageId, headers });
+    await until(async () => (await status(holdId)) === "settled", 10_000, "the settlement");
+    for (let i = 0; i < 3; i++) await publishByHand(vhost.url, { routingKey: "billing.hold.settle", content, messageId, headers });
+    await until(async () => (await commands("duplicate")) === duplicates + 3, 10_000, "three replays acknowledged");
+  } finally {
+    await consumer.stop();
+  }
+  const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
+  expect(balance.body).toMatchObject({ balance_microrub: 97_000, reserved_microrub: 0 });
+  expect(await messagesIn(vhost)).toEqual({});
 });
 
 /** Messages waiting in the vhost's queues, by queue (empty queues left out). */

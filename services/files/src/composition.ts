@@ -97,14 +97,17 @@ export interface FilesWorkerComposition {
  * (the API process writes verification commands to it, the worker's sweeper re-sends stuck ones), and
  * the readiness that follows from them: ready when it can take work.
  */
-async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: "files" | "files-worker") {
+async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: "files" | "files-worker", metrics: Metrics) {
   const { logger } = overrides;
+  // The worker makes no internal calls, but it signs what its sweeper re-sends, with a key of its own.
+  const auth = overrides.auth ?? createInternalAuth(name, config);
   const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const store = new S3ObjectStore(objectStoreOptionsOf(config));
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger });
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
   const readiness: ReadinessCheck[] = [databaseReady(database.pool), { name: "object_store", check: () => store.check() }, busReady(bus)];
   return {
+    auth,
     database,
     store,
     bus,
@@ -125,7 +128,8 @@ async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: 
  */
 export async function compose(config: FilesConfig, overrides: FilesOverrides): Promise<FilesComposition> {
   const { logger } = overrides;
-  const shared = await wireShared(config, overrides, "files");
+  const metrics = new Metrics("files");
+  const shared = await wireShared(config, overrides, "files", metrics);
   const { database, store, bus, relay } = shared;
   // A command queue: declared by its publisher too, so a completion before the worker's first start waits there.
   await bus.declareQueue(CommandQueues.filesVerification);
@@ -142,9 +146,9 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
     kickOutbox: () => relay.kick(),
   });
   const app = createApp({
-    auth: overrides.auth ?? createInternalAuth("files", config),
+    auth: shared.auth,
     logger,
-    metrics: new Metrics("files"),
+    metrics,
     services,
     publicBaseUrl: publicBaseUrlOf(config),
     readiness: shared.readiness,
@@ -172,7 +176,8 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
 export async function composeWorker(config: FilesConfig, overrides: FilesOverrides): Promise<FilesWorkerComposition> {
   const { logger } = overrides;
   const clock = overrides.clock ?? systemClock;
-  const shared = await wireShared(config, overrides, "files-worker");
+  const metrics = new Metrics("files-worker");
+  const shared = await wireShared(config, overrides, "files-worker", metrics);
   const { database, store, bus, relay } = shared;
   const files = new FileRepository(database.prisma);
   const scanner = new ClamavScanner({ host: config.CLAMD_HOST, port: config.CLAMD_PORT, timeoutMs: config.CLAMD_TIMEOUT_MS });
@@ -191,7 +196,7 @@ export async function composeWorker(config: FilesConfig, overrides: FilesOverrid
     kickOutbox: () => relay.kick(),
   });
   const sweeping = retention.start(config.SWEEP_INTERVAL_MS);
-  const app = createServiceApp({ logger, metrics: new Metrics("files-worker"), readiness: shared.readiness }, () => {});
+  const app = createServiceApp({ logger, metrics, readiness: shared.readiness }, () => {});
   logger.info({ clamd: `${config.CLAMD_HOST}:${config.CLAMD_PORT}`, bucket: config.FILES_BUCKET }, "files worker running");
   return {
     app,

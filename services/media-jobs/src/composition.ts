@@ -65,7 +65,7 @@ interface SharedWiring {
 
 /**
  * The wiring both composition roots share. `name` is the deployable (the bus connection's name), `queues`
- * the command queues it declares; `auth` signs the calls as that deployable.
+ * the command queues it declares; `auth` signs the calls and the messages as that deployable.
  */
 async function wireShared(
   config: MediaJobsConfig,
@@ -73,8 +73,9 @@ async function wireShared(
   auth: InternalAuth,
   name: "media-jobs" | "media-jobs-worker",
   queues: readonly QueueSpec[],
+  metrics: Metrics,
 ): Promise<SharedWiring> {
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger });
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
   for (const queue of queues) await bus.declareQueue(queue);
   const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
     logger.warn({ err }, "an idle database connection was lost"),
@@ -114,7 +115,8 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
   const { logger } = overrides;
   const auth = overrides.auth ?? createInternalAuth("media-jobs", config);
   // Commands sent before their consumer ever ran must wait in its queue, not be unroutable.
-  const shared = await wireShared(config, logger, auth, "media-jobs", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands]);
+  const metrics = new Metrics("media-jobs");
+  const shared = await wireShared(config, logger, auth, "media-jobs", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands], metrics);
   const { database, billing, repo, onOutbox } = shared;
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
   // Only measure() runs here (headers, page counts): no Tesseract process is ever started by this process.
@@ -128,7 +130,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
   const app = createApp({
     auth,
     logger,
-    metrics: new Metrics("media-jobs"),
+    metrics,
     requests: new JobRequestService({ repo, planner, reservation, billing, processId: randomUUID(), leaseMs: config.MEDIA_JOBS_LEASE_MS, logger }),
     queries,
     cancels: new JobCancelService({ repo, queries, onOutbox }),
@@ -167,7 +169,8 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   await engines.warmUp();
   logger.info({ ms: Date.now() - warm }, "engines warmed up");
 
-  const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.billingHoldCommands]);
+  const metrics = new Metrics("media-jobs-worker");
+  const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.billingHoldCommands], metrics);
   const { bus, database, files, repo, onOutbox } = shared;
   const runner = new JobRunner({
     repo,
@@ -193,7 +196,6 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   const consumer = await startJobRequestedConsumer(bus, runner, { prefetch: config.MEDIA_JOBS_CONCURRENCY, retry: jobRetryOf(config) });
   reconciler.start();
 
-  const metrics = new Metrics("media-jobs-worker");
   const app = createServiceApp(
     {
       logger,

@@ -1,6 +1,7 @@
 /** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
 import { connectBus, type Bus } from "@meter/messaging";
 import type { FileList } from "@meter/contracts";
+import { testKeys } from "@meter/testing";
 import { fixture } from "./support/fixtures";
 import { OCR_MODEL, TEXT_MODEL, isFinal, startMediaSystem, type MediaSystem } from "./support/media-system";
 import { slowOcrJob } from "./support/slow-job";
@@ -21,7 +22,7 @@ let s: MediaSystem;
 let bus: Bus;
 beforeAll(async () => {
   s = await startMediaSystem({ MEDIA_JOBS_CONCURRENCY: "1", MEDIA_JOBS_LEASE_MS: "3000", MEDIA_JOBS_MAX_ATTEMPTS: String(MAX_ATTEMPTS) });
-  bus = await connectBus({ url: s.sut.env.RABBITMQ_URL!, name: "media-jobs-test" });
+  bus = await connectBus({ url: s.sut.env.RABBITMQ_URL!, name: "media-jobs-test", keys: testKeys("media-jobs") });
 }, 300_000);
 afterAll(async () => {
   await bus?.close();

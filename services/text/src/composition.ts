@@ -43,7 +43,8 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const { logger } = overrides;
   const auth = overrides.auth ?? createInternalAuth("text", config);
   const workerId = randomUUID();
-  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", logger });
+  const metrics = new Metrics("text");
+  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", logger, keys: auth.keys, registry: metrics.registry });
   // Hold commands sent while billing-ledger has never run must wait in its queue, not be unroutable.
   await bus.declareQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
@@ -79,7 +80,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const app = createApp({
     auth,
     logger,
-    metrics: new Metrics("text"),
+    metrics,
     requests: new TextRequestService({
       repo,
       runner,

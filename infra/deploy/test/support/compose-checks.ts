@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv from "ajv";
+import { checkBrokerUser } from "./broker-users";
 import { CLAMAV_DIR, clamdPort } from "./clamd";
 import {
   addressesOf,
@@ -161,8 +162,8 @@ function checkMigrations(running: Running[], migrations: Migration[]): string[] 
 
 /**
  * The roles, broker user and object store users the processes log in as are the ones the servers of
- * the file create: postgres-init's per-service roles, RabbitMQ's default user, minio-setup's users
- * (never MinIO's root).
+ * the file create: postgres-init's per-service roles, each deployable's own broker user (broker-users.sh,
+ * with the password the rabbitmq service gives it), minio-setup's users (never MinIO's root).
  */
 function checkCredentials(compose: ComposeFile, running: Running[], variables: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
@@ -190,13 +191,7 @@ function checkCredentials(compose: ComposeFile, running: Running[], variables: R
       if (decodeURIComponent(url.password) !== postgres[`${r.component.prefix}_${role.toUpperCase()}_PASSWORD`])
         problems.push(`${where}: ${key} logs in with another password than postgres-init gives meter_${service}_${role}`);
     }
-    const amqp = r.env.RABBITMQ_URL && URL.canParse(r.env.RABBITMQ_URL) ? new URL(r.env.RABBITMQ_URL) : undefined;
-    if (
-      amqp &&
-      (decodeURIComponent(amqp.username) !== rabbitmq.RABBITMQ_DEFAULT_USER || decodeURIComponent(amqp.password) !== rabbitmq.RABBITMQ_DEFAULT_PASS)
-    ) {
-      problems.push(`${where}: RABBITMQ_URL logs in with other credentials than rabbitmq is started with`);
-    }
+    problems.push(...checkBrokerUser(where, r.component.deployable, r.env.RABBITMQ_URL, rabbitmq));
     const access = r.config?.OBJECT_STORE_ACCESS_KEY;
     if (access !== undefined) {
       const users = new Map(

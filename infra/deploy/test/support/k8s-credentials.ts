@@ -1,10 +1,11 @@
+import { checkBrokerUser } from "./broker-users";
 import { environmentOf, unhashed, type Running, type Sources } from "./k8s-checks";
 import { isConfigMap, isWorkload, type K8sObject, type Workload } from "./manifests";
 
 /**
  * Where the overlay runs its own PostgreSQL, RabbitMQ and MinIO (dev), every process logs in with the
  * credentials those servers are set up with: its own database roles (created by postgres-init for
- * each service with a database), the broker's user, and its own object store user (created by
+ * each service with a database), its own broker user (broker-users.sh), and its own object store user (created by
  * minio-setup), never MinIO's root.
  */
 export function checkCredentials(objects: K8sObject[], running: Running[], sources: Sources): string[] {
@@ -41,14 +42,7 @@ export function checkCredentials(objects: K8sObject[], running: Running[], sourc
   const rabbitmq = find("rabbitmq");
   if (rabbitmq) {
     const server = envOf(rabbitmq);
-    for (const r of running) {
-      const value = r.env.RABBITMQ_URL;
-      if (!value || !URL.canParse(value) || new URL(value).hostname !== "rabbitmq") continue;
-      const url = new URL(value);
-      if (decodeURIComponent(url.username) !== server.RABBITMQ_DEFAULT_USER || decodeURIComponent(url.password) !== server.RABBITMQ_DEFAULT_PASS) {
-        problems.push(`${r.where}: RABBITMQ_URL logs in with other credentials than rabbitmq is started with`);
-      }
-    }
+    for (const r of running) problems.push(...checkBrokerUser(r.where, r.component.deployable, r.env.RABBITMQ_URL, server));
   }
 
   const minio = find("minio");

@@ -2,7 +2,8 @@ import express, { type RequestHandler } from "express";
 import { UNSIGNED_PAYLOAD } from "@meter/contracts";
 import { internalRefusal } from "../internal/internal-refusal";
 import { AppError } from "../app-error";
-import { EMPTY_BODY_SHA256, sha256Hex } from "../internal/request-signature";
+import { sha256Hex } from "@meter/signing";
+import { EMPTY_BODY_SHA256 } from "../internal/request-signature";
 import { jsonContentTypeProblem } from "./json-content-type";
 
 declare global {

@@ -1,6 +1,6 @@
-import { createHash, randomBytes, sign, verify } from "node:crypto";
+import { randomBytes, sign, verify } from "node:crypto";
 import { Identity, InternalHeaders, UNSIGNED_PAYLOAD, type Deployable } from "@meter/contracts";
-import { parseInternalKeys, type InternalKeys } from "./internal-keys";
+import { parseInternalKeys, sha256Hex, type InternalKeys } from "@meter/signing";
 import { NonceCache } from "./nonce-cache";
 
 /** How far a signed call's timestamp may be from this process's clock. */
@@ -95,10 +95,6 @@ export class InternalAuth {
     if (!this.nonces.admit(`${kid}:${nonce}`, now)) return { ok: false, reason: "replayed internal call" };
     return { ok: true, identity: identity.data, signer: signer.signer, contentSha256 };
   }
-}
-
-export function sha256Hex(body: string | Buffer): string {
-  return createHash("sha256").update(body).digest("hex");
 }
 
 function canonical(kid: string, timestamp: string, nonce: string, target: SignedTarget, identity: string, contentSha256: string): Buffer {

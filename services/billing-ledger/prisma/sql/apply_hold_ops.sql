@@ -15,6 +15,8 @@
 --    source, owner_ref, settled_at}: a hold its owner settled (its signed record says so) that billing has
 --   no record of (a restored database). It is placed and settled in one step, booked on the day the owner
 --   settled it, whatever the balance: a charge the client was told of is owed even below zero.
+-- A settle or release from the bus also names the service whose signed message it came from (source):
+-- it applies only to a hold that service placed.
 -- p_tz: BUDGET_TIMEZONE, where a budget day starts at 00:00.
 -- p_lock_timeout_ms: the longest wait for a row lock; then the batch fails with 55P03 and the caller
 --   retries it (a batch stuck behind one organization must not hold its connection indefinitely).
@@ -23,8 +25,9 @@
 -- One row per op, in order. Each op is idempotent on hold_id and never raises for a business outcome,
 -- so one refused op does not abort the others. Outcomes (the caller maps each to an answer in one table):
 --   place:   placed | exists | id_reused | invalid_key | daily_budget_exceeded | insufficient_balance
---   settle:  settled | already | conflict | exceeds_hold | not_found
---   release: released | released_unplaced | already | conflict
+--   settle:  settled | already | conflict | exceeds_hold | not_found | foreign
+--   release: released | released_unplaced | already | conflict | foreign
+--   (foreign: the op names a source and the hold was placed by another one; nothing changes)
 --   expire:  expired | already | conflict | not_found
 --   recover: recovered | already | conflict | invalid_key (the key is not the organization's)
 --
@@ -156,6 +159,10 @@ BEGIN
         NULL;
       ELSIF v_hold.id IS NULL THEN
         v_outcome := 'not_found';
+      ELSIF it.source IS NOT NULL AND v_hold.organization_id IS NOT NULL AND v_hold.source IS DISTINCT FROM it.source THEN
+        -- Only the service that placed a hold resolves it: another one's command moves no money.
+        v_outcome := 'foreign';
+        v_after := v_hold;
       ELSIF v_hold.status <> 'active' THEN
         v_outcome := CASE
           WHEN it.op = 'settle' AND v_hold.status = 'settled' AND v_hold.settled = it.amount_microrub THEN 'already'

@@ -1,4 +1,4 @@
-import { CommandQueues } from "@meter/contracts";
+import { CommandQueues, type Deployable, type HoldSource } from "@meter/contracts";
 import { NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "@meter/messaging";
 import type { Logger } from "@meter/service-kit";
 import { Counter } from "prom-client";
@@ -18,8 +18,9 @@ const MAX_BATCH = 200;
  * - A command is idempotent on its hold id: a redelivery or a duplicate (even within the batch) is a no-op.
  * - One that conflicts with how the hold was already resolved (a settle of a released hold, another
  *   amount) is logged, counted and acked: the first resolution stands, and nothing is requeued forever.
- * - One that can never apply (a settle of a hold billing never saw, an amount over the hold) goes to the
- *   dead-letter queue for a person to look at.
+ * - One that can never apply (a settle of a hold billing never saw, an amount over the hold, a hold
+ *   another service placed: only a hold's owner resolves it) goes to the dead-letter queue for a person
+ *   to look at.
  * - When the database did not apply it (an outage), it is retried with back-off on the messaging retry
  *   policy below, then dead-lettered; the hold audit still settles the hold on its owner's word.
  */
@@ -38,17 +39,28 @@ export function startHoldCommandConsumer(
     retry: { maxAttempts: 12, backoffMs: [1_000, 5_000, 30_000, 120_000, 300_000] },
     handler: async (items) => {
       const ops = items.map(opOf);
-      const results = await holds.apply(ops);
-      return results.map((r, i) => decide(items[i]!, r, logger, outcomes));
+      const applied = await holds.apply(ops.filter((op): op is LedgerOp => op !== undefined));
+      let next = 0;
+      return items.map((item, i) => {
+        if (ops[i] !== undefined) return decide(item, applied[next++]!, logger, outcomes);
+        outcomes.inc({ outcome: "rejected" });
+        return { ok: false, error: new NonRetryableError(`${item.meta.producer} resolves no holds`) };
+      });
     },
   });
 }
 
-function opOf({ payload }: HoldCommand): LedgerOp {
+/** The holds each producer of hold commands may resolve: the ones its service placed (holds.source). */
+const SOURCE_OF_PRODUCER: Partial<Record<Deployable, HoldSource>> = { text: "text", "media-jobs": "media-jobs", "media-jobs-worker": "media-jobs" };
+
+/** The op of a command, or undefined for a producer that places no holds (the catalog lets none send one). */
+function opOf({ payload, meta }: HoldCommand): LedgerOp | undefined {
+  const source = SOURCE_OF_PRODUCER[meta.producer];
+  if (!source) return undefined;
   // The two payload shapes differ by field; the routing key says the same thing.
   return "amount_microrub" in payload
-    ? { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub }
-    : { op: "release", hold_id: payload.hold_id, reason: payload.reason };
+    ? { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub, source }
+    : { op: "release", hold_id: payload.hold_id, reason: payload.reason, source };
 }
 
 function decide(item: HoldCommand, r: HoldOpResult | Error, logger: Logger, outcomes: Counter<"outcome">): BatchOutcome {

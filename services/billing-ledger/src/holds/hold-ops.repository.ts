@@ -29,8 +29,14 @@ export interface RecoverOp {
   settled_at: string;
 }
 
-/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, an expiry, or a recovery. */
-export type LedgerOp = HoldOp | ExpireOp | RecoverOp;
+/**
+ * A settle or release that came over the bus, with the service whose signature it carried: it applies
+ * only to a hold that service placed.
+ */
+export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource };
+
+/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, a command from the bus, an expiry, or a recovery. */
+export type LedgerOp = HoldOp | CommandOp | ExpireOp | RecoverOp;
 
 /** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
 export type HoldOutcome =
@@ -48,7 +54,8 @@ export type HoldOutcome =
   | "already"
   | "conflict"
   | "exceeds_hold"
-  | "not_found";
+  | "not_found"
+  | "foreign";
 
 export interface HoldOpResult {
   outcome: HoldOutcome;

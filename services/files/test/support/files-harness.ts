@@ -185,7 +185,7 @@ async function assemble(ctx: {
   cleanups.push(() => composition.close());
   const { app, services, policy } = composition;
   const db = composition.database.prisma;
-  const bus = await connectBus({ url: vhost.url, name: "files-test", logger });
+  const bus = await connectBus({ url: vhost.url, name: "files-test", logger, keys: testAuth("files").keys });
   cleanups.push(() => bus.close());
   const objects = new S3ObjectStore({
     endpoint: store.endpoint,

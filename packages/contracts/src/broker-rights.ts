@@ -1,0 +1,107 @@
+import { CommandQueues, MessageProducers, type RoutingKey } from "./messages";
+import type { Deployable } from "./services";
+
+/** The bus's exchanges (packages/messaging's topology): every message goes to `meter`; `meter.unrouted` catches what no queue takes. */
+export const BusExchanges = { main: "meter", unrouted: "meter.unrouted" } as const;
+const EXCHANGE = BusExchanges.main;
+const UNROUTED_EXCHANGE = BusExchanges.unrouted;
+
+/**
+ * What each deployable's broker user may do on the vhost: RabbitMQ's configure / write / read regexes
+ * (matched against exchange and queue names alike; the default exchange is `amq.default`) and topic
+ * permissions on the `meter` exchange (routing keys it may publish, and bind its queues to). Each is
+ * exactly what the process does (packages/messaging: topology.ts, consumer.ts): connectBus declares the exchanges and the
+ * unrouted queue; a publisher of commands declares and binds their queue; a consumer declares its queue,
+ * delay queues, dead-letter queue and moves exchange, binds and reads it, and moves copies through its
+ * moves exchange.
+ * mcp uses no bus and has no user.
+ */
+export interface BrokerRights {
+  configure: string;
+  write: string;
+  read: string;
+  /** Routing keys it may publish to `meter`. */
+  topicWrite: string;
+  /** Routing keys it may bind a queue to on `meter`. */
+  topicRead: string;
+}
+
+export type BusDeployable = Exclude<Deployable, "mcp">;
+export const BUS_DEPLOYABLES: readonly BusDeployable[] = ["gateway", "text", "media-jobs", "media-jobs-worker", "files", "files-worker", "billing-ledger"];
+
+/** The broker user a deployable connects as. */
+export function brokerUserName(deployable: BusDeployable): string {
+  return `meter-${deployable}`;
+}
+
+/** A regex nothing but the empty name matches: RabbitMQ's way of granting nothing. */
+const NOTHING = "^$";
+
+interface Role {
+  /** Command queues it declares as a publisher (CommandQueues), so commands wait for their consumer. */
+  declares: readonly QueueOf[];
+  /** Durable queues it consumes, with their delay and dead-letter queues. */
+  consumes: readonly QueueOf[];
+  /** Prefixes of its exclusive queues (`<prefix>.<random>` or deeper). */
+  exclusive: readonly string[];
+}
+
+type QueueOf = { queue: string; routingKeys: readonly RoutingKey[] };
+
+const CATALOG_CHANGED: QueueOf = { queue: "", routingKeys: ["billing.catalog.changed"] };
+const KEY_REVOKED: QueueOf = { queue: "", routingKeys: ["billing.key.revoked"] };
+
+const ROLES: Record<BusDeployable, Role & { exclusiveKeys: readonly QueueOf[] }> = {
+  gateway: { declares: [], consumes: [], exclusive: ["gateway.key-revoked"], exclusiveKeys: [KEY_REVOKED] },
+  text: { declares: [CommandQueues.billingHoldCommands], consumes: [], exclusive: ["text.catalog-changed"], exclusiveKeys: [CATALOG_CHANGED] },
+  "media-jobs": {
+    declares: [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands],
+    consumes: [],
+    exclusive: ["media-jobs.catalog-changed"],
+    exclusiveKeys: [CATALOG_CHANGED],
+  },
+  "media-jobs-worker": { declares: [CommandQueues.billingHoldCommands], consumes: [CommandQueues.mediaJobs], exclusive: [], exclusiveKeys: [] },
+  files: { declares: [CommandQueues.filesVerification], consumes: [], exclusive: [], exclusiveKeys: [] },
+  "files-worker": { declares: [], consumes: [CommandQueues.filesVerification], exclusive: [], exclusiveKeys: [] },
+  "billing-ledger": { declares: [], consumes: [CommandQueues.billingHoldCommands], exclusive: [], exclusiveKeys: [] },
+};
+
+const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const anyOf = (patterns: readonly string[]) => (patterns.length === 0 ? NOTHING : `^(${[...new Set(patterns)].join("|")})$`);
+const keysOf = (queues: readonly QueueOf[]) => queues.flatMap((q) => q.routingKeys);
+
+export function brokerRights(deployable: BusDeployable): BrokerRights {
+  const role = ROLES[deployable];
+  const declared = role.declares.map((q) => escape(q.queue));
+  const consumed = role.consumes.map((q) => escape(q.queue));
+  const exclusive = role.exclusive.map((prefix) => `${escape(prefix)}\\..+`);
+  // Every process: the exchanges and the unrouted queue, declared (and, once, replaced) on each connect.
+  const unrouted = escape(UNROUTED_EXCHANGE);
+  const publishes = (Object.keys(MessageProducers) as RoutingKey[]).filter((key) => (MessageProducers[key] as readonly Deployable[]).includes(deployable));
+  const bindsKeys = [...keysOf(role.declares), ...keysOf(role.consumes), ...keysOf(role.exclusiveKeys)];
+  return {
+    configure: anyOf([
+      escape(EXCHANGE),
+      unrouted,
+      ...declared.map((q) => `${q}(\\.dlq)?`),
+      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
+      ...exclusive,
+    ]),
+    // Binding needs write on the queue; publishing, write on the exchange; declaring `meter`, write on its
+    // alternate exchange; moving a copy (and declaring a delay queue that dead-letters), write on the
+    // consumer's own moves exchange. Never the default exchange, which reaches every queue by name.
+    write: anyOf([
+      unrouted,
+      ...(publishes.length > 0 ? [escape(EXCHANGE)] : []),
+      ...declared,
+      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
+      ...exclusive,
+    ]),
+    // Binding needs read on the exchange (`meter`, a moves exchange), and so does declaring `meter` with its
+    // alternate exchange; consuming needs read on the queue, and declaring a delay queue (it dead-letters)
+    // read on it.
+    read: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => `${q}(\\.delay\\.[0-9]+|\\.moves)?`), ...exclusive]),
+    topicWrite: anyOf(publishes.map(escape)),
+    topicRead: anyOf(bindsKeys.map(escape)),
+  };
+}

@@ -1,0 +1,2 @@
+export * from "./internal-keys";
+export * from "./sha256";
