@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from "express";
 import type { Identity } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
-import { jsonBodyGuard } from "../http/body";
 import { requireSession } from "./session-auth";
 import type { SignedCaller } from "./signed-caller";
 
@@ -10,7 +9,6 @@ export interface CabinetApiOptions {
   files?: SignedCaller | undefined;
   mediaJobs?: SignedCaller | undefined;
   mediaEnabled: boolean;
-  jsonLimit: number;
 }
 
 /**
@@ -21,7 +19,8 @@ export interface CabinetApiOptions {
  */
 export function cabinetApiRoutes(o: CabinetApiOptions): Router {
   const r = Router();
-  r.use(jsonBodyGuard(o.jsonLimit), requireSession(o.billing));
+  // The body was read and checked before (cabinet.ts).
+  r.use(requireSession(o.billing));
 
   const forward = (caller: SignedCaller | undefined, service: string, prefix: string) => async (req: Request, res: Response) => {
     if (!caller) throw new AppError("service_unavailable", `the ${service} service is not available`);
