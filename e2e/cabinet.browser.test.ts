@@ -352,10 +352,17 @@ describe("a member", () => {
     const row = page.getByRole("row", { name: new RegExp(state.keyName!) });
     await expectText(row.getByTestId("budget-use"), "of ₽10.00");
     expect(Number(await row.getByTestId("budget-use").locator("data").first().getAttribute("value"))).toBe(state.charged);
-    await row.getByRole("button", { name: `Revoke ${state.keyName}` }).click();
+    const revoke = row.getByRole("button", { name: `Revoke ${state.keyName}` });
+    // The button says only what it does; its accessible name says which key.
+    expect(await revoke.textContent()).toBe("Revoke");
+    await revoke.click();
     await shot(page, "keys");
     await row.getByRole("button", { name: "Yes, revoke it" }).click();
+    // Revoked keys leave the list, until asked for.
+    await eventually(async () => (await row.count()) === 0, "the revoked key to leave the list");
+    await page.getByRole("checkbox", { name: /Show revoked keys \(1 hidden\)/ }).check();
     await expectText(row, "revoked");
+    await expect(row.getByRole("button").count()).resolves.toBe(0);
     const client = new Anthropic({ apiKey: state.key!, baseURL: sut.url, maxRetries: 0 });
     const refused = await eventually(
       async () =>
@@ -372,6 +379,28 @@ describe("a member", () => {
       5_000,
     );
     expect(refused.status).toBe(401);
+  });
+
+  it("changes the password with the current one: a wrong one is refused, other sessions end, this one stays", async () => {
+    const elsewhere = await browser.newContext({ baseURL: sut.url });
+    const signedIn = await elsewhere.request.post("/cabinet/api/sign-in", { data: { email: MEMBER.email, password: MEMBER.password } });
+    expect(signedIn.status()).toBe(201);
+    await page.getByRole("link", { name: "Password" }).click();
+    const NEW = "difference engine 1822";
+    await page.getByLabel("Current password").fill("not my password");
+    await page.getByLabel("New password", { exact: true }).fill(NEW);
+    await page.getByLabel("The new password again").fill(NEW);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expectText(page.getByRole("alert"), "the current password is wrong");
+    expect((await elsewhere.request.get("/cabinet/api/me")).status()).toBe(200);
+    await page.getByLabel("Current password").fill(MEMBER.password);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expectText(page.getByRole("status"), "1 other session was signed out");
+    await shot(page, "password");
+    expect((await elsewhere.request.get("/cabinet/api/me")).status()).toBe(401);
+    expect((await page.request.get("/cabinet/api/me")).status()).toBe(200);
+    await elsewhere.close();
+    MEMBER.password = NEW;
   });
 
   it("a state-changing call without the CSRF token is refused, even from the cabinet's own page", async () => {

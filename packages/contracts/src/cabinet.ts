@@ -62,6 +62,12 @@ export const CabinetEndpoints = {
 
 // The member API (`/cabinet/v1` in billing-ledger, `/cabinet/api` on the gateway).
 export const SwitchOrganizationRequest = z.strictObject({ organization_id: z.uuid() });
+/** A member's new password, proven by the current one. */
+export const ChangePasswordRequest = z.strictObject({ current_password: z.string().min(1).max(256), new_password: Password });
+export type ChangePasswordRequest = z.infer<typeof ChangePasswordRequest>;
+/** The password is changed; `signed_out` counts the member's other sessions it ended. */
+export const PasswordChanged = z.object({ object: z.literal("password_change"), signed_out: z.number().int() });
+export type PasswordChanged = z.infer<typeof PasswordChanged>;
 export const MemberCreateKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(200),
   scopes: z.array(Scope).min(1),

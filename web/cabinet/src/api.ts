@@ -40,7 +40,8 @@ export async function api<T>(method: "GET" | "POST" | "PUT", path: string, body?
   const json: unknown = await res.json().catch(() => undefined);
   if (!res.ok) {
     const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    if (res.status === 401 && !path.includes("sign-in") && !path.includes("invitations/accept")) signedOut();
+    // These answer 401 for a wrong password, not for a session that ended.
+    if (res.status === 401 && !path.includes("sign-in") && !path.includes("invitations/accept") && path !== "/password") signedOut();
     throw new ApiError(res.status, error?.code ?? "error", error?.message ?? `the server answered ${res.status}`, res.headers.get("retry-after"));
   }
   return json as T;

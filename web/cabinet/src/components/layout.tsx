@@ -12,6 +12,7 @@ const MEMBER_PAGES = [
   { href: "/cabinet/keys", label: "API keys" },
   { href: "/cabinet/ledger", label: "Ledger" },
   { href: "/cabinet/files", label: "Files and jobs" },
+  { href: "/cabinet/password", label: "Password" },
 ];
 const OPERATOR_PAGES = [
   { href: "/cabinet/operator", label: "Organizations" },
