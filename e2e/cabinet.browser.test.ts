@@ -234,7 +234,8 @@ describe("a member", () => {
 
   it("creates a key, shown once, with a copy button", async () => {
     await page.getByRole("link", { name: "API keys" }).click();
-    state.keyName = "sdk laptop";
+    // A long name: the ledger cuts it to keep its reference column readable.
+    state.keyName = "sdk laptop of the analytical engine team, second floor";
     await page.getByLabel("Name").fill(state.keyName);
     // text is ticked already; files:write for the upload below.
     await page.getByRole("checkbox", { name: /files:write/ }).check();
@@ -316,28 +317,70 @@ describe("a member", () => {
     await shot(page, "overview");
   });
 
-  it("sees the charges in the ledger, filters them by kind and day, and exports CSV", async () => {
+  it("sees one line per request in the ledger, signed, and filters it by status and by a day as the browser's language writes it", async () => {
     await page.getByRole("link", { name: "Ledger" }).click();
     const ledger = page.getByTestId("ledger");
-    await expectText(ledger.locator("tr[data-kind=settle]", { hasText: LOCAL_MODEL }), "text");
-    await expectText(ledger.locator("tr[data-kind=settle]", { hasText: TEXT_ANALYSIS }), "text_analysis");
-    await expectText(ledger, "credit");
+    const textLine = ledger.locator("tr[data-status=charged]", { hasText: LOCAL_MODEL });
+    await expectText(textLine, "text");
+    await expectText(textLine, "− ₽");
+    expect(await textLine.textContent()).not.toContain("-₽");
+    await expectText(ledger.locator("tr[data-status=charged]", { hasText: TEXT_ANALYSIS }), "text_analysis");
+    const credit = ledger.locator("tr[data-status=credited]");
+    await expectText(credit, "+");
+    await expectText(credit, "invoice 2026-117");
+    // One line per request (two charged) and the credit: no separate hold and settlement lines.
+    expect(await ledger.locator("tbody tr").count()).toBe(3);
+    // A long key name is cut; the reference keeps its room.
+    expect((await textLine.locator(".key-name").boundingBox())!.width).toBeLessThanOrEqual(160);
+    expect((await credit.locator("td.reference").boundingBox())!.width).toBeGreaterThanOrEqual(224);
     await shot(page, "ledger");
-    await page.getByLabel("Kind").selectOption("settle");
+
+    await page.getByLabel("Status").selectOption("charged");
     await eventually(
-      async () => (await ledger.locator("tbody tr").count()) === 2 && (await ledger.locator("tr[data-kind=settle]").count()) === 2,
-      "only settlements",
+      async () => (await ledger.locator("tbody tr").count()) === 2 && (await ledger.locator("tr[data-status=charged]").count()) === 2,
+      "only charges",
     );
-    const today = new Intl.DateTimeFormat("en-CA", { timeZone: USER_ZONE }).format(new Date());
-    await page.getByLabel(`Day (${USER_ZONE})`).fill(today);
-    await eventually(async () => (await ledger.locator("tr[data-kind=settle]").count()) === 2, "today's settlements");
+    const day = page.getByLabel(`Day (${USER_ZONE})`);
+    expect(await day.getAttribute("placeholder")).toBe("mm/dd/yyyy");
+    const todayIn = (locale: string) =>
+      new Intl.DateTimeFormat(locale, { timeZone: USER_ZONE, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    await day.fill(todayIn("en-US"));
+    await day.press("Enter");
+    await page.getByRole("button", { name: "Any day" }).waitFor();
+    await eventually(async () => (await ledger.locator("tr[data-status=charged]").count()) === 2, "today's charges");
     const href = await page.getByRole("link", { name: "Export CSV" }).getAttribute("href");
-    expect(href).toContain("kind=settle");
+    expect(href).toContain("since=");
     const csv = await page.request.get(href!);
     expect(csv.headers()["content-type"]).toBe("text/csv; charset=utf-8");
-    const lines = (await csv.text()).trim().split("\r\n");
-    expect(lines).toHaveLength(3);
-    expect(lines.slice(1).reduce((sum, l) => sum + Number(l.split(",")[3]), 0)).toBe(state.charged);
+    // The CSV keeps every entry: the books' own trail.
+    const settles = (await csv.text())
+      .trim()
+      .split("\r\n")
+      .slice(1)
+      .filter((l) => l.split(",")[2] === "settle");
+    expect(settles).toHaveLength(2);
+    expect(settles.reduce((sum, l) => sum + Number(l.split(",")[3]), 0)).toBe(state.charged);
+
+    // The same page in Russian asks for the day as Russian writes it.
+    const russian = await browser.newContext({
+      viewport: { width: 1280, height: 860 },
+      timezoneId: USER_ZONE,
+      locale: "ru-RU",
+      baseURL: sut.url,
+      storageState: await member.storageState(),
+    });
+    const ru = await russian.newPage();
+    await ru.goto("/cabinet/ledger");
+    const ruDay = ru.getByLabel(`Day (${USER_ZONE})`);
+    expect(await ruDay.getAttribute("placeholder")).toBe("dd.mm.yyyy");
+    await ruDay.fill(todayIn("en-US"));
+    await ruDay.press("Enter");
+    await expectText(ru.locator("#day-error"), "dd.mm.yyyy");
+    await ruDay.fill(todayIn("ru-RU"));
+    await ruDay.press("Enter");
+    await ru.getByRole("button", { name: "Any day" }).waitFor();
+    await eventually(async () => (await ru.getByTestId("ledger").locator("tbody tr").count()) === 3, "today's lines");
+    await russian.close();
   });
 
   it("sees their files and jobs with their status", async () => {

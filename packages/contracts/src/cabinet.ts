@@ -90,6 +90,19 @@ export const CabinetLedgerQuery = CabinetLedgerFilter.extend({
 });
 export type CabinetLedgerQuery = z.infer<typeof CabinetLedgerQuery>;
 
+/** Where a ledger line stands: a credit, or a request's hold still reserved, charged, or released (or expired). */
+export const LedgerLineStatus = z.enum(["credited", "reserved", "charged", "released"]);
+export type LedgerLineStatus = z.infer<typeof LedgerLineStatus>;
+/** The ledger one line per credit or request, newest first; `since`/`until` bound when it began. */
+export const CabinetLedgerLinesQuery = z.strictObject({
+  status: LedgerLineStatus.optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.coerce.number().int().min(1).optional(),
+});
+export type CabinetLedgerLinesQuery = z.infer<typeof CabinetLedgerLinesQuery>;
+
 export const SpendQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
 // The operator's additions to the admin API.
@@ -168,6 +181,36 @@ export interface CabinetLedgerEntry {
   operation: string | null;
   reference: string | null;
   created_at: string;
+}
+
+/** One credit or one request (its hold, then its charge or release) as one line. */
+export interface CabinetLedgerLine {
+  /** The id of the line's first entry (the credit, or the hold): the cursor. */
+  id: number;
+  status: LedgerLineStatus;
+  /**
+   * What the line does to the balance, signed: + a credit, − a charge, − an amount still reserved (it
+   * counts against what is available until the request ends), 0 once released.
+   */
+  amount_microrub: number;
+  /** What the request reserved (0 for a credit). */
+  reserved_microrub: number;
+  operation: string | null;
+  model: string | null;
+  key_id: string | null;
+  key_name: string | null;
+  hold_id: string | null;
+  reference: string | null;
+  created_at: string;
+  /** When the request was charged or released; null while reserved, and for a credit. */
+  resolved_at: string | null;
+}
+
+export interface CabinetLedgerLines {
+  object: "list";
+  data: CabinetLedgerLine[];
+  has_more: boolean;
+  next_cursor: string | null;
 }
 
 export interface CabinetLedgerPage {
