@@ -29,7 +29,9 @@ let operator: BrowserContext;
 let member: BrowserContext;
 let page: Page;
 /** Set along the way and used by later steps (jest runs a file's tests in order). */
-const state: { invitationLink?: string; key?: string; keyName?: string; charged: number; organizationId?: string } = { charged: 0 };
+const state: { invitationLink?: string; key?: string; keyName?: string; charged: number; organizationId?: string; fileId?: string; jobId?: string } = {
+  charged: 0,
+};
 /** What the browser said about the page's security policy: nothing, if the bundle needs nothing from elsewhere. */
 const policyViolations: string[] = [];
 
@@ -277,6 +279,7 @@ describe("a member", () => {
         body: JSON.stringify({ filename: "keys-page.png", mime_type: "image/png", size_bytes: png.length, sha256: sha256(png) }),
       })
     ).json()) as { id: string; upload: { url: string; headers: Record<string, string> } };
+    state.fileId = created.id;
     expect((await fetch(created.upload.url, { method: "PUT", headers: created.upload.headers, body: png })).status).toBe(200);
     await fetch(`${sut.url}/v1/files/${created.id}/complete`, { method: "POST", headers: auth, body: "{}" });
     await eventually(
@@ -292,6 +295,7 @@ describe("a member", () => {
         body: JSON.stringify({ model: TEXT_ANALYSIS, input: "Ada Lovelace wrote the first program in London.", settings: { tasks: ["language", "entities"] } }),
       })
     ).json()) as { id: string };
+    state.jobId = job.id;
     const done = await eventually(
       async () => {
         const j = (await (await fetch(`${sut.url}/v1/jobs/${job.id}`, { headers: auth })).json()) as { status: string; billing: { cost_microrub: number } };
@@ -383,11 +387,41 @@ describe("a member", () => {
     await russian.close();
   });
 
-  it("sees their files and jobs with their status", async () => {
+  it("sees their files and jobs, outside the organization switcher, downloads and deletes a file and a job's result", async () => {
     await page.getByRole("link", { name: "Files and jobs" }).click();
-    await expectText(page.getByTestId("files").getByRole("row", { name: /keys-page\.png/ }), "verified");
+    const fileRow = page.getByTestId("files").getByRole("row", { name: /keys-page\.png/ });
+    await expectText(fileRow, "verified");
     await expectText(page.getByTestId("jobs").getByRole("row", { name: /text_analysis/ }), "succeeded");
+    // Files are the user's in every organization: no switcher on this page.
+    await expect(page.getByRole("combobox", { name: "Organization" }).count()).resolves.toBe(0);
     await shot(page, "files-and-jobs");
+
+    const downloaded = async (name: string) => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name }).click()]);
+      return { filename: download.suggestedFilename(), body: readFileSync((await download.path())!) };
+    };
+    const file = await downloaded("Download keys-page.png");
+    expect(file.filename).toBe("keys-page.png");
+    expect(file.body.subarray(1, 4).toString()).toBe("PNG");
+    const jobShort = state.jobId!.slice(0, 8);
+    const result = await downloaded(`Download the result of job ${jobShort}`);
+    expect(JSON.parse(result.body.toString("utf8"))).toMatchObject({ language: expect.anything() });
+
+    await page.getByRole("button", { name: "Delete keys-page.png" }).click();
+    await fileRow.getByRole("button", { name: "Yes, delete it" }).click();
+    await page.getByRole("status").filter({ hasText: "Deleted keys-page.png" }).waitFor();
+    await eventually(async () => (await fileRow.count()) === 0, "the deleted file to leave the list");
+    const auth = { authorization: `Bearer ${state.key}` };
+    expect((await fetch(`${sut.url}/v1/files/${state.fileId}`, { headers: auth })).status).toBe(404);
+
+    await page.getByRole("button", { name: `Delete the result of job ${jobShort}` }).click();
+    await page.getByRole("button", { name: "Yes, delete it" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Deleted the result of job ${jobShort}` })
+      .waitFor();
+    const job = (await (await fetch(`${sut.url}/v1/jobs/${state.jobId}`, { headers: auth })).json()) as { result: { file_id: string } };
+    expect((await fetch(`${sut.url}/v1/files/${job.result.file_id}/content`, { headers: auth })).status).toBe(404);
   });
 
   it("sees today's spend against the key's budget, revokes the key, and the key is refused", async () => {

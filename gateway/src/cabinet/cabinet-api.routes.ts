@@ -14,7 +14,7 @@ export interface CabinetApiOptions {
 /**
  * What the pages call once signed in, forwarded with the session's identity signed for the service
  * that owns the data: `/cabinet/api/admin/*` -> billing's `/admin/v1/*` (the operator's session only;
- * billing checks), `/cabinet/api/files` -> files, `/cabinet/api/jobs` -> media-jobs, the rest ->
+ * billing checks), `/cabinet/api/files` (list, a file's content, delete) -> files, `/cabinet/api/jobs` -> media-jobs, the rest ->
  * billing's member API `/cabinet/v1/*`.
  */
 export function cabinetApiRoutes(o: CabinetApiOptions): Router {
@@ -25,11 +25,11 @@ export function cabinetApiRoutes(o: CabinetApiOptions): Router {
   const forward = (caller: SignedCaller | undefined, service: string, prefix: string) => async (req: Request, res: Response) => {
     if (!caller) throw new AppError("service_unavailable", `the ${service} service is not available`);
     await caller.relay(res, {
-      method: req.method as "GET" | "POST" | "PUT",
+      method: req.method as "GET" | "POST" | "PUT" | "DELETE",
       // req.url is what follows the mount point, query included.
       path: prefix + req.url,
       identity: res.locals.identity as Identity,
-      body: req.method === "GET" ? undefined : (res.locals.rawBody ?? "{}"),
+      body: req.method === "GET" || req.method === "DELETE" ? undefined : (res.locals.rawBody ?? "{}"),
       requestId: req.requestId,
     });
   };
@@ -37,6 +37,8 @@ export function cabinetApiRoutes(o: CabinetApiOptions): Router {
   r.use("/admin", forward(o.billing, "billing-ledger", "/admin/v1"));
   // Route handlers see the router's whole path in req.url (only r.use strips its own).
   r.get("/files", forward(o.files, "files", "/cabinet/v1"));
+  r.get("/files/:id/content", forward(o.files, "files", "/cabinet/v1"));
+  r.delete("/files/:id", forward(o.files, "files", "/cabinet/v1"));
   r.get(
     "/jobs",
     (_req, _res, next) => {

@@ -28,7 +28,7 @@ export function onSignedOut(handler: () => void): void {
  * One JSON call. Every state-changing call carries the CSRF token the gateway set beside the session
  * cookie, and a JSON body (`{}` when there is nothing to say): a cross-site form can send neither.
  */
-export async function api<T>(method: "GET" | "POST" | "PUT", path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   let payload: string | undefined;
   if (method !== "GET") {
