@@ -29,7 +29,9 @@ let operator: BrowserContext;
 let member: BrowserContext;
 let page: Page;
 /** Set along the way and used by later steps (jest runs a file's tests in order). */
-const state: { invitationLink?: string; key?: string; keyName?: string; charged: number; organizationId?: string } = { charged: 0 };
+const state: { invitationLink?: string; key?: string; keyName?: string; charged: number; organizationId?: string; fileId?: string; jobId?: string } = {
+  charged: 0,
+};
 /** What the browser said about the page's security policy: nothing, if the bundle needs nothing from elsewhere. */
 const policyViolations: string[] = [];
 
@@ -234,7 +236,8 @@ describe("a member", () => {
 
   it("creates a key, shown once, with a copy button", async () => {
     await page.getByRole("link", { name: "API keys" }).click();
-    state.keyName = "sdk laptop";
+    // A long name: the ledger cuts it to keep its reference column readable.
+    state.keyName = "sdk laptop of the analytical engine team, second floor";
     await page.getByLabel("Name").fill(state.keyName);
     // text is ticked already; files:write for the upload below.
     await page.getByRole("checkbox", { name: /files:write/ }).check();
@@ -276,6 +279,7 @@ describe("a member", () => {
         body: JSON.stringify({ filename: "keys-page.png", mime_type: "image/png", size_bytes: png.length, sha256: sha256(png) }),
       })
     ).json()) as { id: string; upload: { url: string; headers: Record<string, string> } };
+    state.fileId = created.id;
     expect((await fetch(created.upload.url, { method: "PUT", headers: created.upload.headers, body: png })).status).toBe(200);
     await fetch(`${sut.url}/v1/files/${created.id}/complete`, { method: "POST", headers: auth, body: "{}" });
     await eventually(
@@ -291,6 +295,7 @@ describe("a member", () => {
         body: JSON.stringify({ model: TEXT_ANALYSIS, input: "Ada Lovelace wrote the first program in London.", settings: { tasks: ["language", "entities"] } }),
       })
     ).json()) as { id: string };
+    state.jobId = job.id;
     const done = await eventually(
       async () => {
         const j = (await (await fetch(`${sut.url}/v1/jobs/${job.id}`, { headers: auth })).json()) as { status: string; billing: { cost_microrub: number } };
@@ -316,35 +321,107 @@ describe("a member", () => {
     await shot(page, "overview");
   });
 
-  it("sees the charges in the ledger, filters them by kind and day, and exports CSV", async () => {
+  it("sees one line per request in the ledger, signed, and filters it by status and by a day as the browser's language writes it", async () => {
     await page.getByRole("link", { name: "Ledger" }).click();
     const ledger = page.getByTestId("ledger");
-    await expectText(ledger.locator("tr[data-kind=settle]", { hasText: LOCAL_MODEL }), "text");
-    await expectText(ledger.locator("tr[data-kind=settle]", { hasText: TEXT_ANALYSIS }), "text_analysis");
-    await expectText(ledger, "credit");
+    const textLine = ledger.locator("tr[data-status=charged]", { hasText: LOCAL_MODEL });
+    await expectText(textLine, "text");
+    await expectText(textLine, "− ₽");
+    expect(await textLine.textContent()).not.toContain("-₽");
+    await expectText(ledger.locator("tr[data-status=charged]", { hasText: TEXT_ANALYSIS }), "text_analysis");
+    const credit = ledger.locator("tr[data-status=credited]");
+    await expectText(credit, "+");
+    await expectText(credit, "invoice 2026-117");
+    // One line per request (two charged) and the credit: no separate hold and settlement lines.
+    expect(await ledger.locator("tbody tr").count()).toBe(3);
+    // A long key name is cut; the reference keeps its room.
+    expect((await textLine.locator(".key-name").boundingBox())!.width).toBeLessThanOrEqual(160);
+    expect((await credit.locator("td.reference").boundingBox())!.width).toBeGreaterThanOrEqual(224);
     await shot(page, "ledger");
-    await page.getByLabel("Kind").selectOption("settle");
+
+    await page.getByLabel("Status").selectOption("charged");
     await eventually(
-      async () => (await ledger.locator("tbody tr").count()) === 2 && (await ledger.locator("tr[data-kind=settle]").count()) === 2,
-      "only settlements",
+      async () => (await ledger.locator("tbody tr").count()) === 2 && (await ledger.locator("tr[data-status=charged]").count()) === 2,
+      "only charges",
     );
-    const today = new Intl.DateTimeFormat("en-CA", { timeZone: USER_ZONE }).format(new Date());
-    await page.getByLabel(`Day (${USER_ZONE})`).fill(today);
-    await eventually(async () => (await ledger.locator("tr[data-kind=settle]").count()) === 2, "today's settlements");
+    const day = page.getByLabel(`Day (${USER_ZONE})`);
+    expect(await day.getAttribute("placeholder")).toBe("mm/dd/yyyy");
+    const todayIn = (locale: string) =>
+      new Intl.DateTimeFormat(locale, { timeZone: USER_ZONE, year: "numeric", month: "2-digit", day: "2-digit" }).format(new Date());
+    await day.fill(todayIn("en-US"));
+    await day.press("Enter");
+    await page.getByRole("button", { name: "Any day" }).waitFor();
+    await eventually(async () => (await ledger.locator("tr[data-status=charged]").count()) === 2, "today's charges");
     const href = await page.getByRole("link", { name: "Export CSV" }).getAttribute("href");
-    expect(href).toContain("kind=settle");
+    expect(href).toContain("since=");
     const csv = await page.request.get(href!);
     expect(csv.headers()["content-type"]).toBe("text/csv; charset=utf-8");
-    const lines = (await csv.text()).trim().split("\r\n");
-    expect(lines).toHaveLength(3);
-    expect(lines.slice(1).reduce((sum, l) => sum + Number(l.split(",")[3]), 0)).toBe(state.charged);
+    // The CSV keeps every entry: the books' own trail.
+    const settles = (await csv.text())
+      .trim()
+      .split("\r\n")
+      .slice(1)
+      .filter((l) => l.split(",")[2] === "settle");
+    expect(settles).toHaveLength(2);
+    expect(settles.reduce((sum, l) => sum + Number(l.split(",")[3]), 0)).toBe(state.charged);
+
+    // The same page in Russian asks for the day as Russian writes it.
+    const russian = await browser.newContext({
+      viewport: { width: 1280, height: 860 },
+      timezoneId: USER_ZONE,
+      locale: "ru-RU",
+      baseURL: sut.url,
+      storageState: await member.storageState(),
+    });
+    const ru = await russian.newPage();
+    await ru.goto("/cabinet/ledger");
+    const ruDay = ru.getByLabel(`Day (${USER_ZONE})`);
+    expect(await ruDay.getAttribute("placeholder")).toBe("dd.mm.yyyy");
+    await ruDay.fill(todayIn("en-US"));
+    await ruDay.press("Enter");
+    await expectText(ru.locator("#day-error"), "dd.mm.yyyy");
+    await ruDay.fill(todayIn("ru-RU"));
+    await ruDay.press("Enter");
+    await ru.getByRole("button", { name: "Any day" }).waitFor();
+    await eventually(async () => (await ru.getByTestId("ledger").locator("tbody tr").count()) === 3, "today's lines");
+    await russian.close();
   });
 
-  it("sees their files and jobs with their status", async () => {
+  it("sees their files and jobs, outside the organization switcher, downloads and deletes a file and a job's result", async () => {
     await page.getByRole("link", { name: "Files and jobs" }).click();
-    await expectText(page.getByTestId("files").getByRole("row", { name: /keys-page\.png/ }), "verified");
+    const fileRow = page.getByTestId("files").getByRole("row", { name: /keys-page\.png/ });
+    await expectText(fileRow, "verified");
     await expectText(page.getByTestId("jobs").getByRole("row", { name: /text_analysis/ }), "succeeded");
+    // Files are the user's in every organization: no switcher on this page.
+    await expect(page.getByRole("combobox", { name: "Organization" }).count()).resolves.toBe(0);
     await shot(page, "files-and-jobs");
+
+    const downloaded = async (name: string) => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name }).click()]);
+      return { filename: download.suggestedFilename(), body: readFileSync((await download.path())!) };
+    };
+    const file = await downloaded("Download keys-page.png");
+    expect(file.filename).toBe("keys-page.png");
+    expect(file.body.subarray(1, 4).toString()).toBe("PNG");
+    const jobShort = state.jobId!.slice(0, 8);
+    const result = await downloaded(`Download the result of job ${jobShort}`);
+    expect(JSON.parse(result.body.toString("utf8"))).toMatchObject({ language: expect.anything() });
+
+    await page.getByRole("button", { name: "Delete keys-page.png" }).click();
+    await fileRow.getByRole("button", { name: "Yes, delete it" }).click();
+    await page.getByRole("status").filter({ hasText: "Deleted keys-page.png" }).waitFor();
+    await eventually(async () => (await fileRow.count()) === 0, "the deleted file to leave the list");
+    const auth = { authorization: `Bearer ${state.key}` };
+    expect((await fetch(`${sut.url}/v1/files/${state.fileId}`, { headers: auth })).status).toBe(404);
+
+    await page.getByRole("button", { name: `Delete the result of job ${jobShort}` }).click();
+    await page.getByRole("button", { name: "Yes, delete it" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: `Deleted the result of job ${jobShort}` })
+      .waitFor();
+    const job = (await (await fetch(`${sut.url}/v1/jobs/${state.jobId}`, { headers: auth })).json()) as { result: { file_id: string } };
+    expect((await fetch(`${sut.url}/v1/files/${job.result.file_id}/content`, { headers: auth })).status).toBe(404);
   });
 
   it("sees today's spend against the key's budget, revokes the key, and the key is refused", async () => {
@@ -352,10 +429,17 @@ describe("a member", () => {
     const row = page.getByRole("row", { name: new RegExp(state.keyName!) });
     await expectText(row.getByTestId("budget-use"), "of ₽10.00");
     expect(Number(await row.getByTestId("budget-use").locator("data").first().getAttribute("value"))).toBe(state.charged);
-    await row.getByRole("button", { name: `Revoke ${state.keyName}` }).click();
+    const revoke = row.getByRole("button", { name: `Revoke ${state.keyName}` });
+    // The button says only what it does; its accessible name says which key.
+    expect(await revoke.textContent()).toBe("Revoke");
+    await revoke.click();
     await shot(page, "keys");
     await row.getByRole("button", { name: "Yes, revoke it" }).click();
+    // Revoked keys leave the list, until asked for.
+    await eventually(async () => (await row.count()) === 0, "the revoked key to leave the list");
+    await page.getByRole("checkbox", { name: /Show revoked keys \(1 hidden\)/ }).check();
     await expectText(row, "revoked");
+    await expect(row.getByRole("button").count()).resolves.toBe(0);
     const client = new Anthropic({ apiKey: state.key!, baseURL: sut.url, maxRetries: 0 });
     const refused = await eventually(
       async () =>
@@ -372,6 +456,28 @@ describe("a member", () => {
       5_000,
     );
     expect(refused.status).toBe(401);
+  });
+
+  it("changes the password with the current one: a wrong one is refused, other sessions end, this one stays", async () => {
+    const elsewhere = await browser.newContext({ baseURL: sut.url });
+    const signedIn = await elsewhere.request.post("/cabinet/api/sign-in", { data: { email: MEMBER.email, password: MEMBER.password } });
+    expect(signedIn.status()).toBe(201);
+    await page.getByRole("link", { name: "Password" }).click();
+    const NEW = "difference engine 1822";
+    await page.getByLabel("Current password").fill("not my password");
+    await page.getByLabel("New password", { exact: true }).fill(NEW);
+    await page.getByLabel("The new password again").fill(NEW);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expectText(page.getByRole("alert"), "the current password is wrong");
+    expect((await elsewhere.request.get("/cabinet/api/me")).status()).toBe(200);
+    await page.getByLabel("Current password").fill(MEMBER.password);
+    await page.getByRole("button", { name: "Change password" }).click();
+    await expectText(page.getByRole("status"), "1 other session was signed out");
+    await shot(page, "password");
+    expect((await elsewhere.request.get("/cabinet/api/me")).status()).toBe(401);
+    expect((await page.request.get("/cabinet/api/me")).status()).toBe(200);
+    await elsewhere.close();
+    MEMBER.password = NEW;
   });
 
   it("a state-changing call without the CSRF token is refused, even from the cabinet's own page", async () => {

@@ -54,7 +54,8 @@ export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/v1/files", service: "files", auth: key(["files:write"]), body: "json" },
   { method: "GET", path: "/v1/files", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
   { method: "GET", path: "/v1/files/:id", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
-  { method: "GET", path: "/v1/files/:id/content", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
+  // A job's result is also readable with the job's own scope; the files service checks which file it is.
+  { method: "GET", path: "/v1/files/:id/content", service: "files", auth: key(["files:read", "files:write", "images", "text"]), body: "none" },
   { method: "POST", path: "/v1/files/:id/complete", service: "files", auth: key(["files:write"]), body: "json" },
   { method: "DELETE", path: "/v1/files/:id", service: "files", auth: key(["files:write"]), body: "none" },
   { method: "PUT", path: "/v1/uploads/:token", service: "files", auth: { kind: "link" }, body: "stream" },

@@ -105,6 +105,16 @@ describe("a JSON body dripping a byte a second", () => {
 });
 
 describe("a JSON body that keeps a pace but does not end", () => {
+  it("to the cabinet's API holds no place of the cabinet's either while it drips", async () => {
+    const head = { method: "POST", path: "/cabinet/api/sign-in", headers: { "content-type": "application/json", "content-length": 200 } };
+    const dripping = rawExchange(g.url, head, (socket, answered) => drip(socket, answered, 200, 1, 1000));
+    await sleep(300);
+    // The cabinet has one place here (SERVICE_MAX_IN_FLIGHT): the drip must leave it free.
+    const me = await fetch(`${g.url}/cabinet/api/me`);
+    expect([me.status, ((await me.json()) as { error: { code: string } }).error.code]).toEqual([401, "authentication_required"]);
+    expect(outcomeOf(await dripping)).toEqual({ status: 408, code: "request_timeout" });
+  }, 30_000);
+
   it("is 408 request_timeout at the body deadline", async () => {
     const answer = await rawExchange(g.url, messageHead({ "content-length": MiB }), (socket, answered) => drip(socket, answered, MiB, 4 * KiB, 250));
     expect(outcomeOf(answer)).toEqual({ status: 408, code: "request_timeout" });

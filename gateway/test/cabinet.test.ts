@@ -218,6 +218,27 @@ describe("what a session may do, and what it may not", () => {
     expect((await second.call("GET", "/cabinet/api/me")).status).toBe(401);
   });
 
+  it("changes the password given the current one: this session stays, every other one ends; a wrong one changes nothing", async () => {
+    const m = await member();
+    const other = browser();
+    expect((await other.call("POST", "/cabinet/api/sign-in", { email: m.email, password: PASSWORD })).status).toBe(201);
+    const NEW = "a new and longer passphrase";
+
+    const wrong = await m.call("POST", "/cabinet/api/password", { current_password: "not the password", new_password: NEW });
+    expect([wrong.status, ((await wrong.json()) as { error: { code: string } }).error.code]).toEqual([401, "invalid_credentials"]);
+    const short = await m.call("POST", "/cabinet/api/password", { current_password: PASSWORD, new_password: "short" });
+    expect(short.status).toBe(400);
+    expect((await m.call("POST", "/cabinet/api/password", { current_password: PASSWORD, new_password: NEW }, { csrf: false })).status).toBe(403);
+    expect((await other.call("GET", "/cabinet/api/me")).status).toBe(200);
+
+    const changed = await m.call("POST", "/cabinet/api/password", { current_password: PASSWORD, new_password: NEW });
+    expect([changed.status, await changed.json()]).toEqual([200, { object: "password_change", signed_out: 1 }]);
+    expect((await m.call("GET", "/cabinet/api/me")).status).toBe(200);
+    expect((await other.call("GET", "/cabinet/api/me")).status).toBe(401);
+    expect((await browser().call("POST", "/cabinet/api/sign-in", { email: m.email, password: PASSWORD })).status).toBe(401);
+    expect((await browser().call("POST", "/cabinet/api/sign-in", { email: m.email, password: NEW })).status).toBe(201);
+  });
+
   it("forwards the ledger as CSV, and says when files or jobs cannot be reached", async () => {
     const m = await member();
     const csv = await m.call("GET", "/cabinet/api/ledger.csv?kind=credit");

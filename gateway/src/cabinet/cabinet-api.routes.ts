@@ -1,7 +1,6 @@
 import { Router, type Request, type Response } from "express";
 import type { Identity } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
-import { jsonBodyGuard } from "../http/body";
 import { requireSession } from "./session-auth";
 import type { SignedCaller } from "./signed-caller";
 
@@ -10,27 +9,27 @@ export interface CabinetApiOptions {
   files?: SignedCaller | undefined;
   mediaJobs?: SignedCaller | undefined;
   mediaEnabled: boolean;
-  jsonLimit: number;
 }
 
 /**
  * What the pages call once signed in, forwarded with the session's identity signed for the service
  * that owns the data: `/cabinet/api/admin/*` -> billing's `/admin/v1/*` (the operator's session only;
- * billing checks), `/cabinet/api/files` -> files, `/cabinet/api/jobs` -> media-jobs, the rest ->
+ * billing checks), `/cabinet/api/files` (list, a file's content, delete) -> files, `/cabinet/api/jobs` -> media-jobs, the rest ->
  * billing's member API `/cabinet/v1/*`.
  */
 export function cabinetApiRoutes(o: CabinetApiOptions): Router {
   const r = Router();
-  r.use(jsonBodyGuard(o.jsonLimit), requireSession(o.billing));
+  // The body was read and checked before (cabinet.ts).
+  r.use(requireSession(o.billing));
 
   const forward = (caller: SignedCaller | undefined, service: string, prefix: string) => async (req: Request, res: Response) => {
     if (!caller) throw new AppError("service_unavailable", `the ${service} service is not available`);
     await caller.relay(res, {
-      method: req.method as "GET" | "POST" | "PUT",
+      method: req.method as "GET" | "POST" | "PUT" | "DELETE",
       // req.url is what follows the mount point, query included.
       path: prefix + req.url,
       identity: res.locals.identity as Identity,
-      body: req.method === "GET" ? undefined : (res.locals.rawBody ?? "{}"),
+      body: req.method === "GET" || req.method === "DELETE" ? undefined : (res.locals.rawBody ?? "{}"),
       requestId: req.requestId,
     });
   };
@@ -38,6 +37,8 @@ export function cabinetApiRoutes(o: CabinetApiOptions): Router {
   r.use("/admin", forward(o.billing, "billing-ledger", "/admin/v1"));
   // Route handlers see the router's whole path in req.url (only r.use strips its own).
   r.get("/files", forward(o.files, "files", "/cabinet/v1"));
+  r.get("/files/:id/content", forward(o.files, "files", "/cabinet/v1"));
+  r.delete("/files/:id", forward(o.files, "files", "/cabinet/v1"));
   r.get(
     "/jobs",
     (_req, _res, next) => {

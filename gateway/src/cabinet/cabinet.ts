@@ -1,6 +1,7 @@
 import { Router, type RequestHandler } from "express";
 import type { CabinetBundle } from "@meter/cabinet-web";
 import { AppError, type InternalAuth } from "@meter/service-kit";
+import { jsonBodyGuard } from "../http/body";
 import { InFlightLimit } from "../overload/in-flight-limit";
 import type { ServiceName } from "../routes";
 import { cabinetApiRoutes } from "./cabinet-api.routes";
@@ -39,15 +40,17 @@ export function createCabinet(o: CabinetOptions): RequestHandler {
 
   const r = Router();
   r.use(securityHeaders);
-  r.use("/api", (_req, res, next) => {
+  // The body is read (bounded in size and pace) before a place is taken: a client dripping its body
+  // must not hold one of the few places while it drips (as the public routes do, app.ts).
+  r.use("/api", ...jsonBodyGuard(o.jsonLimit), (_req, res, next) => {
     res.setHeader("cache-control", "no-store");
     const release = inFlight.tryAcquire("cabinet");
     if (!release) return next(new AppError("service_unavailable", "the cabinet is busy; try again in a moment", { headers: { "retry-after": "1" } }));
     res.once("close", release);
     next();
   });
-  r.use("/api", signInRoutes({ billing, adminToken: o.adminToken, secureCookies: o.secureCookies, jsonLimit: o.jsonLimit }));
-  r.use("/api", cabinetApiRoutes({ billing, files: caller("files"), mediaJobs: caller("media-jobs"), mediaEnabled: o.mediaEnabled, jsonLimit: o.jsonLimit }));
+  r.use("/api", signInRoutes({ billing, adminToken: o.adminToken, secureCookies: o.secureCookies }));
+  r.use("/api", cabinetApiRoutes({ billing, files: caller("files"), mediaJobs: caller("media-jobs"), mediaEnabled: o.mediaEnabled }));
   r.use(staticPagesRoutes(o.bundle));
   return r;
 }

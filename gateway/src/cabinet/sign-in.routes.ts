@@ -2,7 +2,6 @@ import { timingSafeEqual } from "node:crypto";
 import { Router, type Request, type Response } from "express";
 import { AcceptInvitationRequest, CabinetEndpoints, OperatorSignInRequest, SessionGrant, SignInRequest, SignOutRequest, type Endpoint } from "@meter/contracts";
 import { AppError, parseInput } from "@meter/service-kit";
-import { jsonBodyGuard } from "../http/body";
 import { requireSession } from "./session-auth";
 import { clearedCookies, sessionCookies, type SecureCookies } from "./session-cookies";
 import type { SignedCaller } from "./signed-caller";
@@ -11,17 +10,16 @@ export interface SignInRoutesOptions {
   billing: SignedCaller;
   adminToken: string;
   secureCookies: SecureCookies;
-  jsonLimit: number;
 }
 
 /**
  * The doors into the cabinet: a member's email and password, an invitation's link, the operator's
  * token; and the way out. The session's secret goes into an HttpOnly cookie and nowhere else (the
- * answer's body does not carry it). These take JSON only, which no cross-site form can send.
+ * answer's body does not carry it). These take JSON only, which no cross-site form can send (the
+ * body is read and checked before these routes, cabinet.ts).
  */
 export function signInRoutes(o: SignInRoutesOptions): Router {
   const r = Router();
-  const body = jsonBodyGuard(o.jsonLimit);
   const as = { kind: "service", service: "gateway" } as const;
 
   /** Opens a session at billing and hands it to the browser as cookies. */
@@ -51,25 +49,25 @@ export function signInRoutes(o: SignInRoutesOptions): Router {
     res.status(201).json({ object: "cabinet_session", role: grant.role, expires_at: grant.expires_at });
   };
 
-  r.post("/sign-in", ...body, async (req, res) => {
+  r.post("/sign-in", async (req, res) => {
     const { email, password } = parseInput(SignInRequest, res.locals.json);
     await open(req, res, CabinetEndpoints.signIn, { email, password });
   });
 
-  r.post("/invitations/accept", ...body, async (req, res) => {
+  r.post("/invitations/accept", async (req, res) => {
     const { token, password } = parseInput(AcceptInvitationRequest, res.locals.json);
     await open(req, res, CabinetEndpoints.acceptInvitation, { token, password });
   });
 
   // No per-address limit here: ADMIN_TOKEN is accepted as a bearer token on /admin/v1 anyway, and it
   // is long and random enough (at least 16 characters; `npm start` makes 128 bits) not to be guessed.
-  r.post("/operator/sign-in", ...body, async (req, res) => {
+  r.post("/operator/sign-in", async (req, res) => {
     const { admin_token } = parseInput(OperatorSignInRequest, res.locals.json);
     if (!sameSecret(admin_token, o.adminToken)) throw new AppError("invalid_credentials", "that is not the admin token");
     await open(req, res, CabinetEndpoints.operatorSession, {});
   });
 
-  r.post("/sign-out", ...body, requireSession(o.billing), async (req, res) => {
+  r.post("/sign-out", requireSession(o.billing), async (req, res) => {
     const { everywhere } = parseInput(SignOutRequest, res.locals.json ?? {});
     const answer = await o.billing.fetch({
       method: "POST",

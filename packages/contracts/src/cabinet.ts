@@ -62,6 +62,12 @@ export const CabinetEndpoints = {
 
 // The member API (`/cabinet/v1` in billing-ledger, `/cabinet/api` on the gateway).
 export const SwitchOrganizationRequest = z.strictObject({ organization_id: z.uuid() });
+/** A member's new password, proven by the current one. */
+export const ChangePasswordRequest = z.strictObject({ current_password: z.string().min(1).max(256), new_password: Password });
+export type ChangePasswordRequest = z.infer<typeof ChangePasswordRequest>;
+/** The password is changed; `signed_out` counts the member's other sessions it ended. */
+export const PasswordChanged = z.object({ object: z.literal("password_change"), signed_out: z.number().int() });
+export type PasswordChanged = z.infer<typeof PasswordChanged>;
 export const MemberCreateKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(200),
   scopes: z.array(Scope).min(1),
@@ -83,6 +89,19 @@ export const CabinetLedgerQuery = CabinetLedgerFilter.extend({
   cursor: z.coerce.number().int().min(1).optional(),
 });
 export type CabinetLedgerQuery = z.infer<typeof CabinetLedgerQuery>;
+
+/** Where a ledger line stands: a credit, or a request's hold still reserved, charged, or released (or expired). */
+export const LedgerLineStatus = z.enum(["credited", "reserved", "charged", "released"]);
+export type LedgerLineStatus = z.infer<typeof LedgerLineStatus>;
+/** The ledger one line per credit or request, newest first; `since`/`until` bound when it began. */
+export const CabinetLedgerLinesQuery = z.strictObject({
+  status: LedgerLineStatus.optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  until: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.coerce.number().int().min(1).optional(),
+});
+export type CabinetLedgerLinesQuery = z.infer<typeof CabinetLedgerLinesQuery>;
 
 export const SpendQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
 
@@ -162,6 +181,36 @@ export interface CabinetLedgerEntry {
   operation: string | null;
   reference: string | null;
   created_at: string;
+}
+
+/** One credit or one request (its hold, then its charge or release) as one line. */
+export interface CabinetLedgerLine {
+  /** The id of the line's first entry (the credit, or the hold): the cursor. */
+  id: number;
+  status: LedgerLineStatus;
+  /**
+   * What the line does to the balance, signed: + a credit, − a charge, − an amount still reserved (it
+   * counts against what is available until the request ends), 0 once released.
+   */
+  amount_microrub: number;
+  /** What the request reserved (0 for a credit). */
+  reserved_microrub: number;
+  operation: string | null;
+  model: string | null;
+  key_id: string | null;
+  key_name: string | null;
+  hold_id: string | null;
+  reference: string | null;
+  created_at: string;
+  /** When the request was charged or released; null while reserved, and for a credit. */
+  resolved_at: string | null;
+}
+
+export interface CabinetLedgerLines {
+  object: "list";
+  data: CabinetLedgerLine[];
+  has_more: boolean;
+  next_cursor: string | null;
 }
 
 export interface CabinetLedgerPage {

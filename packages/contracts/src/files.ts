@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { endpoint } from "./endpoints";
+import { Scope } from "./scopes";
 
 /** What a key holder may upload (CONTRACT.md "Files"). */
 export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif", "application/pdf"]);
@@ -112,6 +113,8 @@ export const StoreJobResultQuery = z.strictObject({
   user_id: z.uuid(),
   organization_id: z.uuid(),
   filename: Filename,
+  /** The job's operation scope: keys holding it may download the result without `files:read`. */
+  read_scope: Scope.optional(),
 });
 export type StoreJobResultQuery = z.infer<typeof StoreJobResultQuery>;
 

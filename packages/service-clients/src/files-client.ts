@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { FilesEndpoints, pathOf, type FileRecord } from "@meter/contracts";
+import { FilesEndpoints, pathOf, type FileRecord, type Scope } from "@meter/contracts";
 import type { InternalClient } from "@meter/service-kit";
 
 export interface JobResultUpload {
@@ -11,6 +11,8 @@ export interface JobResultUpload {
   contentType: string;
   sizeBytes: number;
   body: Readable | Buffer;
+  /** The job's operation scope, which lets the keys that may read the job download its result (without it: `files:read` only). */
+  readScope?: Scope;
 }
 
 /**
@@ -38,11 +40,8 @@ export class FilesClient {
 
   /** Stores the job's result for the job's user; a repeat for the same job returns the first result. */
   async storeJobResult(upload: JobResultUpload): Promise<{ file: FileRecord; created: boolean }> {
-    const path = pathOf(
-      FilesEndpoints.storeJobResult,
-      { jobId: upload.jobId },
-      { user_id: upload.userId, organization_id: upload.organizationId, filename: upload.filename },
-    );
+    const query = { user_id: upload.userId, organization_id: upload.organizationId, filename: upload.filename };
+    const path = pathOf(FilesEndpoints.storeJobResult, { jobId: upload.jobId }, upload.readScope ? { ...query, read_scope: upload.readScope } : query);
     const res = await this.client.stream("PUT", path, upload.body, {
       timeoutMs: this.timeoutMs,
       headers: { "content-type": upload.contentType, "content-length": String(upload.sizeBytes) },

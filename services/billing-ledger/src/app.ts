@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps): Express {
       "/cabinet/v1",
       requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }),
       body,
-      sessionRoutes(c.sessions),
+      sessionRoutes(c.sessions, c.signIn),
       memberMoneyRoutes(c),
       memberKeysRoutes(c.memberKeys),
     );

@@ -2,6 +2,7 @@ import type { BillingDatabase } from "./db";
 import { CabinetSessionRepository } from "./identity/cabinet-session.repository";
 import { DirectoryRepository } from "./accounts/directory.repository";
 import { InvitationRepository } from "./identity/invitation.repository";
+import { LedgerLinesRepository } from "./accounts/ledger-lines.repository";
 import { MemberLedgerRepository } from "./accounts/member-ledger.repository";
 import { SignInFailureRepository } from "./identity/sign-in-failure.repository";
 import { SpendRepository } from "./accounts/spend.repository";
@@ -71,7 +72,7 @@ export function createCabinetServices(
     invitations: new InvitationService({ accounts: deps.accounts, invitations, ttlMs: opts.invitationTtlMs, clock }),
     memberKeys: new MemberKeysService(deps.keys, deps.keyUsage, scope),
     money: new MoneyReportService(deps.accounts, new SpendRepository(db, deps.timezone), scope, deps.timezone, deps.clock),
-    ledger: new MemberLedgerService(new MemberLedgerRepository(db), scope),
+    ledger: new MemberLedgerService(new MemberLedgerRepository(db), new LedgerLinesRepository(db), scope),
     directory: new DirectoryService(directory),
   };
 }

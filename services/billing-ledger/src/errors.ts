@@ -31,6 +31,7 @@ export const BillingErrors = {
 export const CabinetErrors = {
   /** Which of the two was wrong is never said: that would tell who has an account. */
   invalidCredentials: () => new AppError("invalid_credentials", "the email or the password is wrong"),
+  wrongCurrentPassword: () => new AppError("invalid_credentials", "the current password is wrong; the password was not changed"),
   tooManyFailures: (retryAfterS: number) =>
     new AppError("rate_limited", "too many failed sign-ins from this address; try again later", {
       headers: { "retry-after": String(retryAfterS) },

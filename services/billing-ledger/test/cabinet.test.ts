@@ -299,6 +299,32 @@ describe("the member's pages", () => {
     await calls.release(String(c.body.hold_id));
   });
 
+  it("shows the ledger one line per request, reserved, charged or released, with signed amounts", async () => {
+    const m = await member(20_000_000);
+    const calls = holdCalls(h);
+    const charged = await calls.place(m.keyId, 2_000_000);
+    const released = await calls.place(m.keyId, 3_000_000);
+    const reserved = await calls.place(m.keyId, 54_000);
+    await calls.settle(String(charged.body.hold_id), 1_500_000);
+    await calls.release(String(released.body.hold_id));
+
+    const all = await h.call("GET", "/cabinet/v1/ledger/lines", m.identity).expect(200);
+    expect(all.body.data.map((l: Record<string, unknown>) => [l.status, l.amount_microrub, l.reserved_microrub, l.hold_id])).toEqual([
+      ["reserved", -54_000, 54_000, reserved.body.hold_id],
+      ["released", 0, 3_000_000, released.body.hold_id],
+      ["charged", -1_500_000, 2_000_000, charged.body.hold_id],
+      ["credited", 20_000_000, 0, null],
+    ]);
+    expect(all.body.data[2]).toMatchObject({ model: "m", operation: "text", resolved_at: expect.any(String) });
+    const onlyCharged = await h.call("GET", "/cabinet/v1/ledger/lines?status=charged", m.identity).expect(200);
+    expect(onlyCharged.body.data.map((l: { hold_id: string }) => l.hold_id)).toEqual([charged.body.hold_id]);
+    const first = await h.call("GET", "/cabinet/v1/ledger/lines?limit=2", m.identity).expect(200);
+    const rest = await h.call("GET", `/cabinet/v1/ledger/lines?limit=2&cursor=${first.body.next_cursor}`, m.identity).expect(200);
+    expect(rest.body).toMatchObject({ has_more: false, data: [{ status: "charged" }, { status: "credited" }] });
+    await h.call("GET", "/cabinet/v1/ledger/lines?status=settle", m.identity).expect(400);
+    await calls.release(String(reserved.body.hold_id));
+  });
+
   it("refuses a filter it does not know", async () => {
     const m = await member();
     const res = await h.call("GET", "/cabinet/v1/ledger?kind=gift", m.identity).expect(400);

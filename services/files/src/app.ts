@@ -32,7 +32,7 @@ export function createApp(deps: AppDeps): Express {
       requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }),
       fileRoutes({ files: services.files, completion: services.completion, publicBaseUrl: deps.publicBaseUrl }),
     );
-    // The web cabinet: a signed-in member's own files, read only.
+    // The web cabinet: a signed-in member's own files: list, download, delete.
     app.use("/cabinet/v1/files", requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }), cabinetRoutes({ files: services.files }));
   });
 }

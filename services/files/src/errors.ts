@@ -5,6 +5,13 @@ import { AppError } from "@meter/service-kit";
 export const FilesErrors = {
   /** Someone else's file is indistinguishable from a missing one. */
   fileNotFound: (id: string) => new AppError("file_not_found", `file ${id} does not exist`),
+  contentNeedsScope: (file: { id: string; readScope: string | null }) =>
+    new AppError(
+      "insufficient_scope",
+      file.readScope === null
+        ? `reading file ${file.id} needs the "files:read" scope`
+        : `reading file ${file.id} (a job's result) needs the "files:read" or "${file.readScope}" scope`,
+    ),
   fileNotVerified: (id: string, status: string) =>
     new AppError("file_not_verified", `file ${id} is ${status}; only verified files can be read`, { details: { status } }),
   fileTooLarge: (max: number) => new AppError("payload_too_large", `size_bytes: a file may be at most ${max} bytes`),

@@ -182,6 +182,44 @@ describe("image editing and analysis", () => {
     expect([after.format, after.width, after.height]).toEqual(["jpeg", before.height, before.width]);
   });
 
+  test("a job's result downloads with the job's own scope: an images-only key its edit, a text-only key its OCR; not the other way", async () => {
+    const a = await s.sut.account();
+    const keyWith = async (scopes: string[]) =>
+      (
+        await s.sut.admin<{ key: string }>("POST", "/admin/v1/keys", {
+          user_id: a.userId,
+          organization_id: a.organizationId,
+          scopes,
+          daily_budget_microrub: CREDIT,
+        })
+      ).key;
+    const imagesOnly = await keyWith(["images"]);
+    const textOnly = await keyWith(["text"]);
+    const input = await upload(a, "english.png");
+    const content = (key: string, fileId: string) => fetch(`${s.sut.url}/v1/files/${fileId}/content`, { headers: { authorization: `Bearer ${key}` } });
+
+    const edit = await s.submit(imagesOnly, "/v1/images/edits", { model: EDIT_MODEL, file_id: input, prompt: "rotate 90 degrees" });
+    expect(edit.status).toBe(202);
+    const edited = (await s.waitForJob(imagesOnly, edit.json.id)).result!.file_id;
+    expect(await sharp(await s.download(imagesOnly, edited)).metadata()).toMatchObject({ width: expect.any(Number) });
+    const ocr = await s.submit(textOnly, "/v1/ocr", { model: OCR_MODEL, file_id: input });
+    expect(ocr.status).toBe(202);
+    const recognised = (await s.waitForJob(textOnly, ocr.json.id)).result!.file_id;
+    expect((await content(textOnly, recognised)).status).toBe(200);
+
+    for (const [key, fileId] of [
+      [textOnly, edited],
+      [imagesOnly, recognised],
+      [imagesOnly, input],
+    ] as const) {
+      const refused = await content(key, fileId);
+      expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([403, "insufficient_scope"]);
+    }
+    // Another user's result stays out of sight whatever the key holds.
+    const other = await s.sut.account({ scopes: ["images"] });
+    expect((await content(other.key, edited)).status).toBe(404);
+  });
+
   test("an edit is quoted at its fixed price per request, without a file", async () => {
     const a = await s.sut.account();
     const quote = await s.call<MediaQuote>(a.key, "POST", "/v1/quotes", { model: EDIT_MODEL, operation: "image_edit", prompt: "grayscale" });

@@ -28,7 +28,7 @@ export function onSignedOut(handler: () => void): void {
  * One JSON call. Every state-changing call carries the CSRF token the gateway set beside the session
  * cookie, and a JSON body (`{}` when there is nothing to say): a cross-site form can send neither.
  */
-export async function api<T>(method: "GET" | "POST" | "PUT", path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   let payload: string | undefined;
   if (method !== "GET") {
@@ -40,7 +40,8 @@ export async function api<T>(method: "GET" | "POST" | "PUT", path: string, body?
   const json: unknown = await res.json().catch(() => undefined);
   if (!res.ok) {
     const error = (json as { error?: { code?: string; message?: string } } | undefined)?.error;
-    if (res.status === 401 && !path.includes("sign-in") && !path.includes("invitations/accept")) signedOut();
+    // These answer 401 for a wrong password, not for a session that ended.
+    if (res.status === 401 && !path.includes("sign-in") && !path.includes("invitations/accept") && path !== "/password") signedOut();
     throw new ApiError(res.status, error?.code ?? "error", error?.message ?? `the server answered ${res.status}`, res.headers.get("retry-after"));
   }
   return json as T;

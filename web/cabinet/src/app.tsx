@@ -12,6 +12,7 @@ import { OrganizationsPage } from "./pages/operator/organizations";
 import { UsersPage } from "./pages/operator/users";
 import { OperatorSignInPage } from "./pages/operator-sign-in";
 import { OverviewPage } from "./pages/overview";
+import { PasswordPage } from "./pages/password";
 import { SignInPage } from "./pages/sign-in";
 import { WelcomePage } from "./pages/welcome";
 import { navigate, usePath } from "./router";
@@ -22,6 +23,7 @@ const MEMBER_ROUTES: Record<string, FunctionComponent> = {
   "/cabinet/keys": KeysPage,
   "/cabinet/ledger": LedgerPage,
   "/cabinet/files": FilesPage,
+  "/cabinet/password": PasswordPage,
 };
 const OPERATOR_ROUTES: Record<string, FunctionComponent> = {
   "/cabinet/operator": OrganizationsPage,

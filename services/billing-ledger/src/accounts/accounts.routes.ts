@@ -3,6 +3,7 @@ import { z } from "zod";
 import {
   AddMemberRequest,
   CabinetLedgerFilter,
+  CabinetLedgerLinesQuery,
   CabinetLedgerQuery,
   CreateOrganizationRequest,
   CreateUserRequest,
@@ -90,6 +91,9 @@ export function memberMoneyRoutes(deps: { money: MoneyReportService; ledger: Mem
     res.json(await deps.money.spendPerDay(sessionIdentityOf(req), days));
   });
 
+  r.get("/ledger/lines", async (req, res) => {
+    res.json(await deps.ledger.linesPage(sessionIdentityOf(req), parseInput(CabinetLedgerLinesQuery, req.query)));
+  });
   r.get("/ledger", async (req, res) => {
     res.json(await deps.ledger.page(sessionIdentityOf(req), parseInput(CabinetLedgerQuery, req.query)));
   });

@@ -1,4 +1,13 @@
-import type { CabinetLedgerEntry, CabinetLedgerPage, CabinetLedgerQuery, LedgerKind, SessionIdentity } from "@meter/contracts";
+import type {
+  CabinetLedgerEntry,
+  CabinetLedgerLines,
+  CabinetLedgerLinesQuery,
+  CabinetLedgerPage,
+  CabinetLedgerQuery,
+  LedgerKind,
+  SessionIdentity,
+} from "@meter/contracts";
+import type { LedgerLinesRepository } from "./ledger-lines.repository";
 import type { MemberLedgerRepository } from "./member-ledger.repository";
 import type { MemberScope } from "./member-scope";
 
@@ -12,12 +21,24 @@ export interface LedgerExportFilter {
 export const CSV_MAX_ROWS = 100_000;
 const EXPORT_PAGE = 1_000;
 
-/** The chosen organization's ledger, for the page (paginated) and for the CSV export (streamed in pages). */
+/**
+ * The chosen organization's ledger: its entries (paginated, and as CSV streamed in pages) and the same
+ * as the page shows it, one line per credit or request.
+ */
 export class MemberLedgerService {
   constructor(
     private readonly ledger: MemberLedgerRepository,
+    private readonly lines: LedgerLinesRepository,
     private readonly scope: MemberScope,
   ) {}
+
+  async linesPage(identity: SessionIdentity, q: CabinetLedgerLinesQuery): Promise<CabinetLedgerLines> {
+    const { organizationId } = await this.scope.of(identity);
+    const rows = await this.lines.page({ organizationId, ...dates(q), status: q.status, before: q.cursor, limit: q.limit + 1 });
+    const data = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? String(data.at(-1)!.id) : null };
+  }
 
   async page(identity: SessionIdentity, q: CabinetLedgerQuery): Promise<CabinetLedgerPage> {
     const { organizationId } = await this.scope.of(identity);

@@ -45,6 +45,12 @@ export class CabinetSessionRepository {
     await this.db.cabinetSession.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: now } });
   }
 
+  /** Every live session of a member but the one given: a changed password keeps only the changer's. */
+  async revokeOthersOf(userId: string, keep: string, now: Date, client: DbClient = this.db): Promise<number> {
+    const { count } = await client.cabinetSession.updateMany({ where: { userId, id: { not: keep }, revokedAt: null }, data: { revokedAt: now } });
+    return count;
+  }
+
   /** Every live session of a member, or (userId null) of the operator: "sign out everywhere". */
   async revokeAllOf(userId: string | null, now: Date, client: DbClient = this.db): Promise<number> {
     const where = userId === null ? { operator: true } : { userId };

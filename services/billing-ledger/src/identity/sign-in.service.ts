@@ -1,4 +1,4 @@
-import { INVITATION_TOKEN_PREFIX, type SessionGrant } from "@meter/contracts";
+import { INVITATION_TOKEN_PREFIX, type MemberSessionIdentity, type PasswordChanged, type SessionGrant } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
 import type { CabinetSessionRepository } from "./cabinet-session.repository";
 import type { InvitationRepository } from "./invitation.repository";
@@ -48,6 +48,25 @@ export class SignInService {
       await this.deps.users.setPassword(invitation.userId, passwordHash, now, tx);
       await this.deps.sessionRows.revokeAllOf(invitation.userId, now, tx);
       return this.deps.sessions.open(invitation.userId, ctx, tx);
+    });
+  }
+
+  /**
+   * A member's new password, given the current one; every other session of theirs ends, this one stays.
+   * A wrong current password counts as a failed sign-in of the account from this session, so a borrowed
+   * session cannot guess it any faster than the sign-in page can.
+   */
+  async changePassword(member: MemberSessionIdentity, current: string, next: string): Promise<PasswordChanged> {
+    const { email } = await this.deps.users.contact(member.user_id);
+    const attempt = await this.deps.throttle.admit(email, `session:${member.session_id}`);
+    const stored = await this.deps.users.credentials(email);
+    if (!(await passwordMatches(stored?.passwordHash ?? null, current))) throw CabinetErrors.wrongCurrentPassword();
+    await attempt.succeeded();
+    const passwordHash = await hashPassword(next);
+    return this.deps.users.transaction(async (tx) => {
+      const now = this.deps.clock();
+      await this.deps.users.changePassword(member.user_id, passwordHash, now, tx);
+      return { object: "password_change", signed_out: await this.deps.sessionRows.revokeOthersOf(member.user_id, member.session_id, now, tx) };
     });
   }
 

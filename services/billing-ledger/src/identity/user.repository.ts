@@ -23,6 +23,11 @@ export class UserRepository {
     await this.db.user.update({ where: { id }, data: { lastSignInAt: at } });
   }
 
+  /** A member's own change of password (signed in already: not a sign-in). */
+  async changePassword(id: string, passwordHash: string, at: Date, client: DbClient = this.db): Promise<void> {
+    await client.user.update({ where: { id }, data: { passwordHash, passwordSetAt: at } });
+  }
+
   /** A password set (an accepted invitation) is a sign-in too. */
   async setPassword(id: string, passwordHash: string, at: Date, client: DbClient = this.db): Promise<void> {
     await client.user.update({ where: { id }, data: { passwordHash, passwordSetAt: at, lastSignInAt: at } });

@@ -37,7 +37,8 @@ export function fileRoutes(deps: { files: FileService; completion: CompletionSer
   });
 
   r.get("/:id/content", async (req, res) => {
-    await sendContent(req, res, await deps.files.openContent(keyIdentityOf(req).user_id, fileIdParam(req.params.id)));
+    const key = keyIdentityOf(req);
+    await sendContent(req, res, await deps.files.openContentForKey(key.user_id, key.scopes, fileIdParam(req.params.id)));
   });
 
   r.post("/:id/complete", ...body, async (req, res) => {

@@ -33,6 +33,7 @@ export function internalRoutes(deps: { files: FileService; results: JobResultSer
       jobId,
       owner: { userId: q.user_id, organizationId: q.organization_id },
       filename: q.filename,
+      readScope: q.read_scope ?? null,
       contentType: req.headers["content-type"],
       sizeBytes: length === undefined || !/^\d+$/.test(length) ? Number.NaN : Number(length),
       body: req,

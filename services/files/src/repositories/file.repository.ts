@@ -9,6 +9,8 @@ export interface StoredFile {
   organizationId: string;
   purpose: FilePurpose;
   jobId: string | null;
+  /** A job result's reading right (the job's operation scope); null for uploads. */
+  readScope: string | null;
   filename: string;
   mimeType: string;
   sizeBytes: number;
@@ -146,9 +148,9 @@ export class FileRepository {
   }
 
   /** A job's result, stored verified; when the job already has one, that one (and `created: false`). */
-  async createJobResult(file: NewFile, jobId: string, now: Date): Promise<{ file: StoredFile; created: boolean }> {
+  async createJobResult(file: NewFile, jobId: string, readScope: string | null, now: Date): Promise<{ file: StoredFile; created: boolean }> {
     const { count } = await this.db.file.createMany({
-      data: [{ ...file, sizeBytes: BigInt(file.sizeBytes), purpose: "job_result", jobId, status: "verified", verifiedAt: now }],
+      data: [{ ...file, sizeBytes: BigInt(file.sizeBytes), purpose: "job_result", jobId, readScope, status: "verified", verifiedAt: now }],
       skipDuplicates: true,
     });
     const row = await this.db.file.findUniqueOrThrow({ where: { jobId } });
@@ -345,6 +347,7 @@ function toStoredFile(row: FileRow): StoredFile {
     organizationId: row.organizationId,
     purpose: row.purpose,
     jobId: row.jobId,
+    readScope: row.readScope,
     filename: row.filename,
     mimeType: row.mimeType,
     sizeBytes: Number(row.sizeBytes),

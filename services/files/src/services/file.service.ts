@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Readable } from "node:stream";
-import { UploadMimeType, type CreateFileRequest, type FileDeleted, type FileList, type FileRecord } from "@meter/contracts";
+import { UploadMimeType, type CreateFileRequest, type FileDeleted, type FileList, type FileRecord, type Scope } from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import { FilesErrors } from "../errors";
@@ -93,6 +93,18 @@ export class FileService {
   /** The bytes of a verified file of the user's, streamed from the object store. */
   async openContent(userId: string, id: string): Promise<FileContent> {
     const file = await this.verified(userId, id);
+    return { file, body: await this.deps.store.read(file.objectKey) };
+  }
+
+  /**
+   * The bytes for an API key: `files:read` or `files:write` reads any of the user's files; a job's
+   * result is also readable by any key holding the job's own scope (docs/api.md "Files").
+   */
+  async openContentForKey(userId: string, scopes: readonly Scope[], id: string): Promise<FileContent> {
+    const file = await this.visible(userId, id);
+    const byJob = file.readScope !== null && scopes.some((s) => s === file.readScope);
+    if (!byJob && !scopes.includes("files:read") && !scopes.includes("files:write")) throw FilesErrors.contentNeedsScope(file);
+    if (file.status !== "verified") throw FilesErrors.fileNotVerified(id, file.status);
     return { file, body: await this.deps.store.read(file.objectKey) };
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ResultMimeType, type FileRecord } from "@meter/contracts";
+import { ResultMimeType, type FileRecord, type Scope } from "@meter/contracts";
 import { AppError, type Logger } from "@meter/service-kit";
 import type { ObjectStore } from "../adapters/object-store";
 import { FilesErrors } from "../errors";
@@ -21,6 +21,8 @@ export interface StoreJobResult {
   jobId: string;
   owner: FileOwner;
   filename: string;
+  /** The job's operation scope (null from a media-jobs older than this rule: `files:read` only). */
+  readScope: Scope | null;
   /** The Content-Type as sent; parameters (e.g. charset) are dropped. */
   contentType: string;
   sizeBytes: number;
@@ -76,6 +78,7 @@ export class JobResultService {
         expiresAt: new Date(now.getTime() + policy.retentionMs),
       },
       input.jobId,
+      input.readScope,
       now,
     );
     // A concurrent store for the same job won: ours is a duplicate nobody will reference.

@@ -1,3 +1,4 @@
+import { SCOPE_OF_OPERATION } from "@meter/contracts";
 import type { FilesClient } from "@meter/service-clients";
 import type { Logger } from "@meter/service-kit";
 import { InputFileRefused, type InputFiles } from "../adapters/input-files.adapter";
@@ -134,6 +135,7 @@ export class JobRunner {
         contentType: result.mimeType,
         sizeBytes: result.data.length,
         body: result.data,
+        readScope: SCOPE_OF_OPERATION[job.operation],
       });
     } catch (e) {
       await this.interrupt(job, e);

@@ -3,11 +3,14 @@ import { useState } from "preact/hooks";
 /** A destructive action in two steps, with no modal: the first press asks, the second does it. */
 export function ConfirmButton({
   label,
+  name,
   confirmLabel,
   onConfirm,
   disabled,
 }: {
   label: string;
+  /** The accessible name, when the short visible label needs its row to be understood (e.g. "Revoke laptop"). */
+  name?: string;
   confirmLabel: string;
   onConfirm: () => Promise<void>;
   disabled?: boolean;
@@ -16,7 +19,7 @@ export function ConfirmButton({
   const [busy, setBusy] = useState(false);
   if (!asking) {
     return (
-      <button type="button" class="danger-outline" disabled={disabled} onClick={() => setAsking(true)}>
+      <button type="button" class="danger-outline" aria-label={name} disabled={disabled} onClick={() => setAsking(true)}>
         {label}
       </button>
     );

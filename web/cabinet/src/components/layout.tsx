@@ -12,6 +12,7 @@ const MEMBER_PAGES = [
   { href: "/cabinet/keys", label: "API keys" },
   { href: "/cabinet/ledger", label: "Ledger" },
   { href: "/cabinet/files", label: "Files and jobs" },
+  { href: "/cabinet/password", label: "Password" },
 ];
 const OPERATOR_PAGES = [
   { href: "/cabinet/operator", label: "Organizations" },
@@ -23,8 +24,11 @@ const OPERATOR_PAGES = [
 /** The first page keeps focus where the browser put it; later ones move it to their heading for screen readers. */
 let firstPage = true;
 
-/** Every signed-in page: skip link, navigation, organization switcher, who is signed in, the page, the zones in use. */
-export function Layout({ title, children }: { title: string; children: ComponentChildren }) {
+/**
+ * Every signed-in page: skip link, navigation, organization switcher (not on pages whose contents are
+ * the user's in every organization), who is signed in, the page, the zones in use.
+ */
+export function Layout({ title, children, switcher = true }: { title: string; children: ComponentChildren; switcher?: boolean }) {
   const { me } = useSession();
   const path = usePath();
   const heading = useRef<HTMLHeadingElement>(null);
@@ -52,7 +56,7 @@ export function Layout({ title, children }: { title: string; children: Component
             ))}
           </ul>
         </nav>
-        {me.role === "member" && <OrganizationSwitcher />}
+        {me.role === "member" && switcher && <OrganizationSwitcher />}
         <Account me={me} />
       </header>
       <main id="main">

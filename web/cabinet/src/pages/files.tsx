@@ -4,25 +4,50 @@ import { ApiError, api, query } from "../api";
 import { Amount } from "../components/amount";
 import { DateTime } from "../components/date-time";
 import { Layout } from "../components/layout";
-import { ErrorNotice } from "../components/notice";
+import { ConfirmButton } from "../components/confirm-button";
+import { Done, ErrorNotice } from "../components/notice";
 import { useLoad } from "../components/use-load";
 import { useMember } from "../session";
 
 const PAGE = 20;
 
-/** The user's files (from the files service) and media jobs (from media-jobs), with their status. */
+/** Where a file's bytes are downloaded from (an attachment: the browser saves it, never shows it here). */
+const contentUrl = (fileId: string) => `/cabinet/api/files/${fileId}/content`;
+
+/**
+ * The user's files (from the files service) and media jobs (from media-jobs), with their status; files
+ * and job results are downloaded and deleted here. They are the user's in every organization, so this
+ * page has no organization switcher.
+ */
 export function FilesPage() {
   const me = useMember();
+  const [deleted, setDeleted] = useState<string | undefined>();
+  const [error, setError] = useState<unknown>();
+  const remove = async (fileId: string, name: string, after: () => void) => {
+    setError(undefined);
+    setDeleted(undefined);
+    try {
+      await api("DELETE", `/files/${fileId}`);
+      setDeleted(name);
+      after();
+    } catch (e) {
+      setError(e);
+    }
+  };
   return (
-    <Layout title="Files and jobs">
+    <Layout title="Files and jobs" switcher={false}>
       <p>Files and jobs belong to you, whichever of your keys made them, in every organization.</p>
-      <FilesSection budgetZone={me.budget_timezone} />
-      <JobsSection budgetZone={me.budget_timezone} />
+      <ErrorNotice error={error} />
+      {deleted && <Done>Deleted {deleted}.</Done>}
+      <FilesSection budgetZone={me.budget_timezone} remove={remove} />
+      <JobsSection budgetZone={me.budget_timezone} remove={remove} />
     </Layout>
   );
 }
 
-function FilesSection({ budgetZone }: { budgetZone: string }) {
+type Remove = (fileId: string, name: string, after: () => void) => Promise<void>;
+
+function FilesSection({ budgetZone, remove }: { budgetZone: string; remove: Remove }) {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const files = useLoad(() => api<FileList>("GET", `/files${query({ limit: PAGE, cursor: cursors.at(-1) })}`), [cursors]);
   return (
@@ -42,6 +67,9 @@ function FilesSection({ budgetZone }: { budgetZone: string }) {
               <th scope="col">Status</th>
               <th scope="col">Uploaded</th>
               <th scope="col">Deleted after</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -62,6 +90,19 @@ function FilesSection({ budgetZone }: { budgetZone: string }) {
                 <td>
                   <DateTime iso={f.expires_at} budgetZone={budgetZone} />
                 </td>
+                <td class="actions">
+                  {f.status === "verified" && (
+                    <a class="button" href={contentUrl(f.id)} download aria-label={`Download ${f.filename}`}>
+                      Download
+                    </a>
+                  )}{" "}
+                  <ConfirmButton
+                    label="Delete"
+                    name={`Delete ${f.filename}`}
+                    confirmLabel="Yes, delete it"
+                    onConfirm={() => remove(f.id, f.filename, files.reload)}
+                  />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -77,7 +118,7 @@ function FilesSection({ budgetZone }: { budgetZone: string }) {
   );
 }
 
-function JobsSection({ budgetZone }: { budgetZone: string }) {
+function JobsSection({ budgetZone, remove }: { budgetZone: string; remove: Remove }) {
   const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
   const jobs = useLoad(() => api<JobList>("GET", `/jobs${query({ limit: PAGE, after: afters.at(-1) })}`), [afters]);
   const off = jobs.error instanceof ApiError && jobs.error.code === "media_disabled";
@@ -98,6 +139,7 @@ function JobsSection({ budgetZone }: { budgetZone: string }) {
                 Cost
               </th>
               <th scope="col">Created</th>
+              <th scope="col">Result</th>
             </tr>
           </thead>
           <tbody>
@@ -117,6 +159,21 @@ function JobsSection({ budgetZone }: { budgetZone: string }) {
                 </td>
                 <td>
                   <DateTime iso={j.created_at} budgetZone={budgetZone} />
+                </td>
+                <td class="actions">
+                  {j.result && (
+                    <>
+                      <a class="button" href={contentUrl(j.result.file_id)} download aria-label={`Download the result of job ${j.id.slice(0, 8)}`}>
+                        Download
+                      </a>{" "}
+                      <ConfirmButton
+                        label="Delete"
+                        name={`Delete the result of job ${j.id.slice(0, 8)}`}
+                        confirmLabel="Yes, delete it"
+                        onConfirm={() => remove(j.result!.file_id, `the result of job ${j.id.slice(0, 8)}`, jobs.reload)}
+                      />
+                    </>
+                  )}
                 </td>
               </tr>
             ))}

@@ -26,7 +26,11 @@ export function KeysPage() {
   const keys = useLoad(() => api<{ data: CabinetKey[] }>("GET", "/keys"), [me.organization_id]);
   const [created, setCreated] = useState<(CabinetKey & { key: string }) | undefined>();
   const [revoked, setRevoked] = useState<string | undefined>();
+  const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>();
+  const all = keys.data?.data;
+  const shown = all?.filter((k) => showRevoked || k.status !== "revoked");
+  const hidden = (all?.length ?? 0) - (shown?.length ?? 0);
   return (
     <Layout title="API keys">
       <CreateKeyForm
@@ -55,12 +59,18 @@ export function KeysPage() {
         <h2 id="keys-heading">Your keys</h2>
         <ErrorNotice error={keys.error ?? error} />
         {revoked && <Done>Key {revoked} is revoked: every gateway refuses it within a second.</Done>}
-        {keys.data && keys.data.data.length === 0 && <p>No keys yet.</p>}
-        {keys.data && keys.data.data.length > 0 && (
+        {all && all.some((k) => k.status === "revoked") && (
+          <label class="check">
+            <input type="checkbox" name="show_revoked" checked={showRevoked} onChange={(e) => setShowRevoked(e.currentTarget.checked)} />
+            Show revoked keys{hidden > 0 && ` (${hidden} hidden)`}
+          </label>
+        )}
+        {all && all.length === 0 && <p>No keys yet.</p>}
+        {all && all.length > 0 && shown?.length === 0 && <p>No active keys.</p>}
+        {shown && shown.length > 0 && (
           <table>
             <caption>
-              Today's spend (budget day {keys.data.data[0]!.usage.day}) counts charges settled since 00:00 {me.budget_timezone} and every request still
-              reserved.
+              Today's spend (budget day {shown[0]!.usage.day}) counts charges settled since 00:00 {me.budget_timezone} and every request still reserved.
             </caption>
             <thead>
               <tr>
@@ -76,7 +86,7 @@ export function KeysPage() {
               </tr>
             </thead>
             <tbody>
-              {keys.data.data.map((k) => (
+              {shown.map((k) => (
                 <tr key={k.id} data-key-id={k.id}>
                   <th scope="row">{k.name ?? "(no name)"}</th>
                   <td>
@@ -95,7 +105,8 @@ export function KeysPage() {
                   <td>
                     {k.status === "active" && (
                       <ConfirmButton
-                        label={`Revoke ${k.name ?? k.prefix}`}
+                        label="Revoke"
+                        name={`Revoke ${k.name ?? k.prefix}`}
                         confirmLabel="Yes, revoke it"
                         onConfirm={async () => {
                           try {
