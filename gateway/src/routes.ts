@@ -31,9 +31,10 @@ const key = (anyOf: readonly Scope[], xApiKey = false): Auth => ({ kind: "key", 
 export const OPENAPI_PATH = "/openapi.json";
 
 /**
- * Every public path, the service behind it and the right it needs (CONTRACT.md). For jobs and quotes the
- * exact right depends on the operation, which the gateway reads from the body (quotes) or the service
- * checks against the job (reads); here the key must hold at least one of the rights involved.
+ * Every public path, the service behind it and the right it needs (docs/api.md "Keys and scopes"). For
+ * jobs and quotes the exact right depends on the operation, which the gateway reads from the body
+ * (quotes) or the service checks against the job (reads); here the key must hold at least one of the
+ * rights involved.
  */
 export const ROUTES: readonly RouteSpec[] = [
   { method: "POST", path: "/v1/messages", service: "text", auth: key(["text"], true), body: "text-json", paid: true },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Microrub, PositiveMicrorub } from "./money";
 import { Scope } from "./scopes";
 
-/** Bodies of the account cabinet (`/admin/v1`, CONTRACT.md "Identity, keys, scopes"). */
+/** Bodies of the account cabinet (`/admin/v1`, docs/api.md "Account cabinet"). */
 export const CreateUserRequest = z.strictObject({ email: z.email().max(320) });
 export const CreateOrganizationRequest = z.strictObject({ name: z.string().trim().min(1).max(200) });
 export const AddMemberRequest = z.strictObject({ user_id: z.uuid() });

@@ -1,5 +1,5 @@
 /**
- * The one catalog of public error codes (CONTRACT.md "Errors"), with the HTTP status each maps to and
+ * The one catalog of public error codes (docs/api.md "Authentication, errors, headers"), with the HTTP status each maps to and
  * the Anthropic-style `error.type` so official SDKs classify them.
  */
 export const ErrorCatalog = {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { endpoint } from "./endpoints";
 import { Scope } from "./scopes";
 
-/** What a key holder may upload (CONTRACT.md "Files"). */
+/** What a key holder may upload (docs/api.md "Files"). */
 export const UploadMimeType = z.enum(["image/png", "image/jpeg", "image/webp", "image/tiff", "image/gif", "application/pdf"]);
 export type UploadMimeType = z.infer<typeof UploadMimeType>;
 

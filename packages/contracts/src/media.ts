@@ -4,10 +4,10 @@ import { Unit } from "./scopes";
 import { BillingStatus } from "./text";
 
 /**
- * Public media job and quote schemas (spec "Media job requests", "Media quote"; CONTRACT.md "Media
- * jobs"; docs/api.md "Media jobs"). Strict: an unknown field is 400 `unknown_field` before anything is
- * reserved. What a model accepts in `settings` and `prompt` is the model's own (400
- * `unsupported_parameter`), checked by the media-jobs service against its registry.
+ * Public media job and quote schemas (spec "Media job requests", "Media quote"; docs/api.md "Media
+ * jobs"). Strict: an unknown field is 400 `unknown_field` before anything is reserved. What a model
+ * accepts in `settings` and `prompt` is the model's own (400 `unsupported_parameter`), checked by the
+ * media-jobs service against its registry.
  */
 
 /** The operations a job runs. */
@@ -87,7 +87,7 @@ export const MediaQuote = z.object({
 });
 export type MediaQuote = z.infer<typeof MediaQuote>;
 
-/** The states a client sees (CONTRACT.md); a cancelled job is `failed` with error code `cancelled`. */
+/** The states a client sees (docs/api.md "The job record"); a cancelled job is `failed` with error code `cancelled`. */
 export const JobStatus = z.enum(["queued", "running", "succeeded", "failed"]);
 export type JobStatus = z.infer<typeof JobStatus>;
 

@@ -8,7 +8,7 @@ export const ALL_SCOPES: readonly Scope[] = Scope.options;
 export const Operation = z.enum(["text", "image_generation", "image_edit", "image_analysis", "ocr", "text_analysis"]);
 export type Operation = z.infer<typeof Operation>;
 
-/** The right an operation needs (CONTRACT.md "Identity, keys, scopes"). */
+/** The right an operation needs (docs/api.md "Keys and scopes"). */
 export const SCOPE_OF_OPERATION: Record<Operation, Scope> = {
   text: "text",
   image_generation: "images",

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { Microrub } from "./money";
 
 /**
- * Public text request schemas (spec "Message request", "Responses request", "Text quote"; CONTRACT.md
- * "Text endpoints"). Strict: an unknown field is 400 `unknown_field`, and known-but-unsupported shapes
+ * Public text request schemas (spec "Message request", "Responses request", "Text quote"; docs/api.md
+ * "Text"). Strict: an unknown field is 400 `unknown_field`, and known-but-unsupported shapes
  * (streaming, non-text content) are 400 `unsupported_parameter`, both before anything is reserved.
  */
 

@@ -29,7 +29,7 @@ export const FilesConfig = CommonConfig.extend({
    */
   FILES_UPLOAD_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(32).optional()),
   MAX_FILE_BYTES: env.int(50 * MiB, { min: 1 }),
-  /** Per user, across organizations (CONTRACT.md). */
+  /** Per user, across organizations (docs/api.md "Files"). */
   FILE_QUOTA_BYTES: env.int(10_000_000_000, { min: 1 }),
   /** How long POST /v1/files/{id}/complete waits for the verdict before answering 202. */
   COMPLETE_WAIT_MS: env.int(5_000, { min: 0, max: 60_000 }),

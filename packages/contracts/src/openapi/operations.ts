@@ -49,7 +49,7 @@ export interface PublicOperation {
   summary: string;
   tag: "Text" | "Models" | "Media jobs" | "Files" | "MCP" | "Admin" | "Service";
   security: Security;
-  /** The scopes of which the key must hold one (CONTRACT.md). */
+  /** The scopes of which the key must hold one (docs/api.md "Keys and scopes"). */
   scopes?: string[];
   idempotent?: boolean;
   request?: Body | { binary: true };
@@ -80,7 +80,7 @@ const MEDIA_ERRORS: ErrorCode[] = [...PAID_ERRORS, "media_disabled", "file_not_f
 const ADMIN_ERRORS: ErrorCode[] = ["authentication_required", "invalid_api_key", "service_unavailable", "internal_error"];
 
 const PENDING: Answer = {
-  description: "Pending: not final yet (CONTRACT.md, docs/pending-requests.md)",
+  description: "Pending: not final yet (docs/api.md, docs/pending-requests.md)",
   body: body("Pending", PendingObject),
   headers: ["Retry-After"],
 };
@@ -359,7 +359,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
   },
 ];
 
-/** The account cabinet's API (CONTRACT.md), with the admin token. */
+/** The account cabinet's API (docs/api.md "Account cabinet"), with the admin token. */
 function adminOperations(): PublicOperation[] {
   const op = (
     method: PublicOperation["method"],

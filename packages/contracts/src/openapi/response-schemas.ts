@@ -6,7 +6,7 @@ import { Scope } from "../scopes";
 import { BillingStatus } from "../text";
 
 /**
- * The public answers whose shape CONTRACT.md fixes but which the services render without a zod
+ * The public answers whose shape docs/api.md fixes but which the services render without a zod
  * schema of their own (the request bodies and the file and job records have theirs). Written here
  * once, for the OpenAPI document; fields a service adds beyond them stay allowed (`looseObject`).
  */
