@@ -113,7 +113,18 @@ it("recovers what billing lost from the owner's records once, even below zero, a
   expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: -2_500 }));
   // Owing, the organization can place nothing until credits cover it.
   await expect(h.services.holds.place(placeOp(a.keyId, 1))).rejects.toMatchObject({ code: "insufficient_balance" });
+
+  // A credit that covers the debt clears it, and the database's own rule (balance >= reserved) holds again.
+  await h.services.accounts.credit(a.organizationId, 1_000, `partial-${a.organizationId}`);
+  expect(await owes(a.organizationId)).toBe(true);
+  await h.services.accounts.credit(a.organizationId, 2_000, `cover-${a.organizationId}`);
+  expect(await owes(a.organizationId)).toBe(false);
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 500, available_microrub: 500 }));
 });
+
+async function owes(organizationId: string): Promise<boolean> {
+  return (await h.db.organization.findUniqueOrThrow({ where: { id: organizationId } })).owes;
+}
 
 it("tells billing's charges an owner lost in its restore from those it cannot explain", async () => {
   const a = await seedAccount(h, { credit: 100_000, dailyBudget: 1_000_000 });

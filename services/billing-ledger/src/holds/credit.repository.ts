@@ -7,7 +7,8 @@ export type CreditOutcome = { outcome: "credited" | "replayed"; entry: LedgerEnt
 /**
  * Credits: the second way money moves (apply_hold_ops, in hold-ops.repository.ts, is the first). One
  * transaction raises the balance, writes the `credit` ledger entry and records the reference, so a
- * reference is credited once.
+ * reference is credited once. A credit that covers what a recovered charge left owed clears `owes`, and
+ * the database holds the organization to balance >= reserved again.
  */
 export class CreditRepository {
   constructor(private readonly db: Db) {}
@@ -22,7 +23,8 @@ export class CreditRepository {
             return { outcome: "replayed", entry: await tx.ledgerEntry.findUniqueOrThrow({ where: { id: existing.ledgerEntryId } }) };
           }
           const rows = await tx.$queryRaw<{ balance: bigint; reserved: bigint }[]>`
-            UPDATE organizations SET balance = balance + ${amount} WHERE id = ${organizationId}::uuid
+            UPDATE organizations SET balance = balance + ${amount}, owes = owes AND balance + ${amount} < reserved
+            WHERE id = ${organizationId}::uuid
             RETURNING balance, reserved`;
           const org = rows[0];
           if (!org) return { outcome: "no_organization" };
