@@ -1,7 +1,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { checkOverlay, unhashed } from "./support/k8s-checks";
-import { OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
+import { copyExampleSecrets, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
 import { writeOverlaySecrets } from "../write-secrets";
 import type { Autoscaler, Container, K8sObject, NetworkPolicy, Secret, Workload } from "./support/manifests";
 
@@ -24,6 +24,18 @@ describe.each(OVERLAYS)("k8s/overlays/%s", (overlay) => {
     expect(await checkOverlay(objects, overlay)).toEqual([]);
     const text = objects.find((o) => o.kind === "Secret" && unhashed(o.metadata.name) === "text-secrets") as Secret;
     expect(Buffer.from(text.data!.INTERNAL_SIGNING_KEY!, "base64").toString()).toMatch(/^text-/);
+  });
+
+  it("starts nothing with the examples' placeholders copied as they are: every deployable names them", async () => {
+    const problems = (await checkOverlay(renderOverlay(overlay, undefined, copyExampleSecrets), overlay)).join("\n");
+    for (const deployable of ["gateway", "text", "media-jobs", "media-jobs-worker", "files", "files-worker", "billing-ledger", "mcp"]) {
+      expect(problems).toMatch(new RegExp(`Deployment ${deployable}\\b.*would not start: [^\\n]*\\n(  .*\\n)*  INTERNAL_SIGNING_KEY: holds a placeholder`));
+    }
+    expect(problems).toMatch(/ADMIN_TOKEN: holds a placeholder/);
+    expect(problems).toMatch(/FILES_UPLOAD_SECRET: holds a placeholder/);
+    expect(problems).toMatch(/OBJECT_STORE_SECRET_KEY: holds a placeholder/);
+    expect(problems).toMatch(/BILLING_LEDGER_DATABASE_URL: holds a placeholder/);
+    expect(problems).toMatch(/RABBITMQ_URL: holds a placeholder/);
   });
 });
 
@@ -72,13 +84,13 @@ describe("fails on a broken file", () => {
     [
       "a worker on the broker's administrator",
       "dev",
-      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/^RABBITMQ_URL=.*$/m, "RABBITMQ_URL=amqp://meter:change-me-rabbitmq@rabbitmq:5672")),
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/^RABBITMQ_URL=.*$/m, "RABBITMQ_URL=amqp://meter:0123456789abcdef0123@rabbitmq:5672")),
       /Deployment files-worker: RABBITMQ_URL logs in as the broker's administrator; it needs its own user/,
     ],
     [
       "a worker on its API process's broker user",
       "dev",
-      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace("meter-files-worker:change-me-files-worker-broker", "meter-files:change-me-files-broker")),
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/meter-files-worker:([^@]*)@/, "meter-files:$1@")),
       /Deployment files-worker: RABBITMQ_URL logs in as meter-files, not its own meter-files-worker/,
     ],
   ];
