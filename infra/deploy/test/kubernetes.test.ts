@@ -160,6 +160,21 @@ describe("fails on a broken file", () => {
       (o) => void (find<Autoscaler>(o, "HorizontalPodAutoscaler", "mcp").spec.minReplicas = 1),
       /Deployment mcp: its autoscaler allows 1 replica in prod/,
     ],
+    [
+      "an autoscaler that sheds pods at once",
+      "dev",
+      (o) => void delete find<Autoscaler>(o, "HorizontalPodAutoscaler", "text").spec.behavior,
+      /HorizontalPodAutoscaler text: no behavior\.scaleDown/,
+    ],
+    [
+      "a CPU target of 70 % of a 100m request",
+      "prod",
+      (o) => {
+        container(o, "gateway").resources!.requests!.cpu = "100m";
+        find<Autoscaler>(o, "HorizontalPodAutoscaler", "gateway").spec.metrics![0]!.resource!.target = { type: "Utilization", averageUtilization: 70 };
+      },
+      /HorizontalPodAutoscaler gateway: scales at 70m of CPU a pod; a target under 250m means nothing/,
+    ],
     ["no preStop", "prod", (o) => void delete container(o, "files").lifecycle, /Deployment files: no preStop sleep/],
     [
       "a drain shorter than the gateway's idle connections",
@@ -246,5 +261,45 @@ describe("each deployable is released on its own (prod)", () => {
       edit("overlays/prod/secrets/files-worker.env", (t) => t.replace(/^OBJECT_STORE_SECRET_KEY=.*$/m, "OBJECT_STORE_SECRET_KEY=rotated-0123456789")),
     );
     expect(changed(before(), after)).toEqual(["Deployment files-worker", "Secret files-worker-secrets"]);
+  });
+});
+
+interface ScaledObject extends K8sObject {
+  spec: {
+    scaleTargetRef: { name: string };
+    minReplicaCount?: number;
+    advanced?: { horizontalPodAutoscalerConfig?: { behavior?: Autoscaler["spec"]["behavior"] } };
+    triggers: { type: string; metadata: Record<string, string> }[];
+  };
+}
+
+describe.each(OVERLAYS)("the KEDA component in k8s/overlays/%s", (overlay) => {
+  const withKeda = renderOverlay(overlay, (k8s) =>
+    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), "components:\n  - ../../components/keda\n"),
+  );
+  const hpaTargets = (o: K8sObject[]) => o.filter((x): x is Autoscaler => x.kind === "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name);
+
+  it("scales each worker on its queue's length (CPU still counting), with no CPU autoscaler beside it", () => {
+    for (const [worker, queue] of [
+      ["files-worker", "files.verification"],
+      ["media-jobs-worker", "media-jobs.jobs"],
+    ] as const) {
+      const scaled = withKeda.filter((x): x is ScaledObject => x.kind === "ScaledObject" && (x as ScaledObject).spec.scaleTargetRef.name === worker);
+      expect(scaled).toHaveLength(1);
+      expect(scaled[0]!.metadata.namespace).toBe("meter");
+      expect(scaled[0]!.spec.triggers.map((t) => [t.type, t.metadata.queueName])).toEqual([
+        ["rabbitmq", queue],
+        ["cpu", undefined],
+      ]);
+      expect(scaled[0]!.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+      expect(scaled[0]!.spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThanOrEqual(60);
+      expect(hpaTargets(withKeda)).not.toContain(worker);
+    }
+  });
+
+  it("leaves every other deployable on its CPU autoscaler, and without the component the workers too", () => {
+    expect(hpaTargets(withKeda).sort()).toEqual(["billing-ledger", "clamd", "files", "gateway", "mcp", "media-jobs", "text"]);
+    expect(hpaTargets(objectsOf(overlay))).toEqual(expect.arrayContaining(["files-worker", "media-jobs-worker"]));
+    expect(objectsOf(overlay).some((x) => x.kind === "ScaledObject")).toBe(false);
   });
 });

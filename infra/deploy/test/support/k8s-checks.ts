@@ -27,6 +27,7 @@ import {
   podContainers,
   secretValues,
   selects,
+  type Autoscaler,
   type Container,
   type K8sObject,
   type Probe,
@@ -241,11 +242,44 @@ function checkAvailability(objects: K8sObject[], overlay: Overlay): string[] {
     if (!hpa) problems.push(`${where}: no HorizontalPodAutoscaler`);
     else if (overlay === "prod" && (hpa.spec.minReplicas ?? 1) < 2)
       problems.push(`${where}: its autoscaler allows ${hpa.spec.minReplicas ?? 1} replica in prod; at least two`);
+    else problems.push(...autoscalerProblems(hpa, d));
     if (d.spec.replicas !== undefined) problems.push(`${where}: sets replicas; its autoscaler owns the count`);
     if (!pdbs.some((p) => selects(p.spec.selector, labels))) problems.push(`${where}: no PodDisruptionBudget`);
     const keys = (d.spec.template.spec.topologySpreadConstraints ?? []).filter((t) => selects(t.labelSelector, labels)).map((t) => t.topologyKey);
     for (const key of ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
       if (!keys.includes(key)) problems.push(`${where}: does not spread its pods over ${key}`);
+  }
+  return problems;
+}
+
+/** The least CPU a pod's average must reach before a CPU autoscaler adds one: a quarter of a core. */
+const MIN_CPU_TARGET_MILLIS = 250;
+
+const cpuMillis = (quantity: string | number | undefined): number | undefined => {
+  if (quantity === undefined) return undefined;
+  const q = String(quantity);
+  return q.endsWith("m") ? Number(q.slice(0, -1)) : Number(q) * 1000;
+};
+
+/**
+ * An autoscaler that scales on something real: a slow scale-down (`behavior`, so the end of a burst does
+ * not shed pods the next one needs), and a CPU target of at least a quarter of a core (70 % of a 100m
+ * request is 7 % of one).
+ */
+function autoscalerProblems(hpa: Autoscaler, d: Workload): string[] {
+  const where = `HorizontalPodAutoscaler ${hpa.metadata.name}`;
+  const problems: string[] = [];
+  const down = hpa.spec.behavior?.scaleDown;
+  if (!down || (down.stabilizationWindowSeconds ?? 0) < 60 || !down.policies?.length)
+    problems.push(`${where}: no behavior.scaleDown with a stabilization window of a minute or more and policies`);
+  const request = cpuMillis(d.spec.template.spec.containers[0]?.resources?.requests?.cpu);
+  for (const metric of hpa.spec.metrics ?? []) {
+    if (metric.type !== "Resource" || metric.resource?.name !== "cpu") continue;
+    const target = metric.resource.target;
+    const millis =
+      target.type === "AverageValue" ? cpuMillis(target.averageValue) : request === undefined ? undefined : (request * (target.averageUtilization ?? 0)) / 100;
+    if (millis === undefined || millis < MIN_CPU_TARGET_MILLIS)
+      problems.push(`${where}: scales at ${millis ?? "?"}m of CPU a pod; a target under ${MIN_CPU_TARGET_MILLIS}m means nothing`);
   }
   return problems;
 }
