@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { checkOverlay, unhashed } from "./support/k8s-checks";
+import { selects } from "./support/manifests";
 import { copyExampleSecrets, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
 import { writeOverlaySecrets } from "../write-secrets";
 import type { Autoscaler, Container, K8sObject, NetworkPolicy, Secret, Workload } from "./support/manifests";
@@ -301,5 +302,73 @@ describe.each(OVERLAYS)("the KEDA component in k8s/overlays/%s", (overlay) => {
     expect(hpaTargets(withKeda).sort()).toEqual(["billing-ledger", "clamd", "files", "gateway", "mcp", "media-jobs", "text"]);
     expect(hpaTargets(objectsOf(overlay))).toEqual(expect.arrayContaining(["files-worker", "media-jobs-worker"]));
     expect(objectsOf(overlay).some((x) => x.kind === "ScaledObject")).toBe(false);
+  });
+});
+
+const withComponent = (overlay: Overlay, component: string): K8sObject[] =>
+  renderOverlay(overlay, (k8s) =>
+    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), `components:\n  - ../../components/${component}\n`),
+  );
+const labelsOf = (o: K8sObject): Record<string, string> => (o.metadata as { labels?: Record<string, string> }).labels ?? {};
+
+describe.each(OVERLAYS)("labels of k8s/overlays/%s", (overlay) => {
+  it("puts instance and managed-by on every object and pod, and each Deployment's image tag as its version, selectors untouched", () => {
+    const objects = objectsOf(overlay);
+    for (const o of objects) {
+      expect([o.kind, o.metadata.name, labelsOf(o)["app.kubernetes.io/instance"], labelsOf(o)["app.kubernetes.io/managed-by"]]).toEqual([
+        o.kind,
+        o.metadata.name,
+        overlay === "prod" ? "meter" : "meter-dev",
+        "kustomize",
+      ]);
+    }
+    for (const d of objects.filter((o): o is Workload => o.kind === "Deployment")) {
+      const tag = d.spec.template.spec.containers[0]!.image.split(":").at(-1);
+      expect([d.metadata.name, labelsOf(d)["app.kubernetes.io/version"], d.spec.template.metadata?.labels?.["app.kubernetes.io/version"]]).toEqual([
+        d.metadata.name,
+        tag,
+        tag,
+      ]);
+      expect((d.spec as { selector?: unknown }).selector).toEqual({ matchLabels: { "app.kubernetes.io/name": d.metadata.name } });
+    }
+  });
+});
+
+interface PodMonitor extends K8sObject {
+  spec: {
+    selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values: string[] }[] };
+    podMetricsEndpoints: { port: string; path: string }[];
+  };
+}
+
+describe("the Prometheus component (prod)", () => {
+  const objects = withComponent("prod", "prometheus");
+
+  it("scrapes /metrics of every deployable but clamd on a port its container declares, and lets only the monitoring namespace in there", () => {
+    const monitors = objects.filter((o): o is PodMonitor => o.kind === "PodMonitor");
+    const policies = objects.filter((o): o is NetworkPolicy => o.kind === "NetworkPolicy");
+    for (const d of objects.filter((o): o is Workload => o.kind === "Deployment")) {
+      const labels = d.spec.template.metadata?.labels ?? {};
+      const scraping = monitors.filter((m) => selects(m.spec.selector, labels));
+      if (d.metadata.name === "clamd") {
+        expect(scraping).toEqual([]);
+        continue;
+      }
+      expect([d.metadata.name, scraping.length]).toEqual([d.metadata.name, 1]);
+      const endpoint = scraping[0]!.spec.podMetricsEndpoints[0]!;
+      expect(endpoint.path).toBe("/metrics");
+      const port = d.spec.template.spec.containers[0]!.ports!.find((p) => p.name === endpoint.port);
+      expect([d.metadata.name, port?.containerPort]).toEqual([d.metadata.name, d.metadata.name === "gateway" ? 9080 : expect.any(Number)]);
+      const admitting = policies.filter(
+        (p) =>
+          selects(p.spec.podSelector, labels) &&
+          (p.spec.ingress ?? []).some(
+            (r) =>
+              r.from?.some((f) => (f as { namespaceSelector?: unknown }).namespaceSelector !== undefined && JSON.stringify(f).includes('"monitoring"')) &&
+              r.ports?.some((p) => p.port === endpoint.port),
+          ),
+      );
+      expect([d.metadata.name, admitting.length]).toEqual([d.metadata.name, 1]);
+    }
   });
 });
