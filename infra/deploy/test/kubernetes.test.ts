@@ -126,6 +126,18 @@ describe("fails on a broken file", () => {
       /Deployment media-jobs-worker may reach clamd:3310, which it does not use/,
     ],
     [
+      "a gateway any pod of any namespace may call",
+      "prod",
+      (o) => void delete policy(o, "gateway").spec.ingress![0]!.from,
+      /NetworkPolicy gateway: admits anyone to Deployment gateway on port 8080; name its callers/,
+    ],
+    [
+      "a service open to every namespace",
+      "dev",
+      (o) => void policy(o, "billing-ledger").spec.ingress![0]!.from!.push({ namespaceSelector: {} }),
+      /NetworkPolicy billing-ledger: admits anyone to Deployment billing-ledger on port 8084/,
+    ],
+    [
       "an open door to the outside",
       "prod",
       (o) => void policy(o, "gateway").spec.egress!.push({ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }),
@@ -344,7 +356,7 @@ interface PodMonitor extends K8sObject {
 describe("the Prometheus component (prod)", () => {
   const objects = withComponent("prod", "prometheus");
 
-  it("scrapes /metrics of every deployable but clamd on a port its container declares, and lets only the monitoring namespace in there", () => {
+  it("scrapes /metrics of every deployable but clamd on a port its container declares, which the monitoring namespace may reach", () => {
     const monitors = objects.filter((o): o is PodMonitor => o.kind === "PodMonitor");
     const policies = objects.filter((o): o is NetworkPolicy => o.kind === "NetworkPolicy");
     for (const d of objects.filter((o): o is Workload => o.kind === "Deployment")) {
@@ -365,7 +377,7 @@ describe("the Prometheus component (prod)", () => {
           (p.spec.ingress ?? []).some(
             (r) =>
               r.from?.some((f) => (f as { namespaceSelector?: unknown }).namespaceSelector !== undefined && JSON.stringify(f).includes('"monitoring"')) &&
-              r.ports?.some((p) => p.port === endpoint.port),
+              r.ports?.some((p) => p.port === endpoint.port || p.port === port?.containerPort),
           ),
       );
       expect([d.metadata.name, admitting.length]).toEqual([d.metadata.name, 1]);

@@ -20,6 +20,7 @@ import {
   isAutoscaler,
   isConfigMap,
   isDisruptionBudget,
+  isNetworkPolicy,
   isSecret,
   isService,
   isWorkload,
@@ -252,6 +253,34 @@ function checkAvailability(objects: K8sObject[], overlay: Overlay): string[] {
   return problems;
 }
 
+/**
+ * Policies that say who: every rule letting traffic into a Deployment's pods names its peers (pods of
+ * the namespace, or namespaces by a label), never any pod of any namespace or any address.
+ */
+function checkIngressPeers(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  const policies = objects.filter(isNetworkPolicy);
+  for (const d of objects.filter(isWorkload).filter((w) => w.kind === "Deployment")) {
+    const labels = d.spec.template.metadata?.labels;
+    for (const p of policies.filter((x) => selects(x.spec.podSelector, labels))) {
+      for (const rule of p.spec.ingress ?? []) {
+        const ports = (rule.ports ?? []).map((x) => x.port ?? "(any)").join(", ") || "(any)";
+        const open =
+          !rule.from?.length ||
+          rule.from.some(
+            (peer) =>
+              peer.ipBlock !== undefined ||
+              (peer.namespaceSelector !== undefined &&
+                !Object.keys(peer.namespaceSelector.matchLabels ?? {}).length &&
+                !peer.namespaceSelector.matchExpressions?.length),
+          );
+        if (open) problems.push(`NetworkPolicy ${p.metadata.name}: admits anyone to Deployment ${d.metadata.name} on port ${ports}; name its callers`);
+      }
+    }
+  }
+  return problems;
+}
+
 /** The least CPU a pod's average must reach before a CPU autoscaler adds one: a quarter of a core. */
 const MIN_CPU_TARGET_MILLIS = 250;
 
@@ -327,7 +356,13 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
   const sources = sourcesOf(objects);
   const configMaps = new Set(sources.configMaps.keys());
   problems.push(...objects.filter(isWorkload).flatMap((w) => checkWorkload(w, configMaps)));
-  problems.push(...checkServices(objects), ...checkAvailability(objects, overlay), ...checkImages(objects, overlay), ...checkSignatures(objects));
+  problems.push(
+    ...checkServices(objects),
+    ...checkAvailability(objects, overlay),
+    ...checkIngressPeers(objects),
+    ...checkImages(objects, overlay),
+    ...checkSignatures(objects),
+  );
 
   const network = serviceNetwork(objects);
   const running: Running[] = [];
