@@ -13,7 +13,8 @@ export const GatewayConfig = CommonConfig.extend({
   GATEWAY_PORT: serviceEnv.port("gateway"),
   /** `/readyz` and `/metrics` listen here, never on the public port (which answers only `/healthz`). */
   GATEWAY_INTERNAL_PORT: env.port(9080),
-  ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  /** The operator's bearer token of /admin/v1: 16 characters locally, 32 random ones in production. */
+  ADMIN_TOKEN: env.token(16),
   /**
    * The text service: its one URL (in Kubernetes, its Service), or several replicas' URLs separated by
    * commas, taken in turn, a request never delivered to one being sent to the next (the local
@@ -30,7 +31,7 @@ export const GatewayConfig = CommonConfig.extend({
    */
   KEY_CACHE_TTL_MS: env.int(4000, { min: 0, max: 5000 }),
   /** Revocation events (`billing.key.revoked`); the gateway serves on without the broker. */
-  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),
   JSON_BODY_LIMIT_BYTES: env.int(1024 * 1024, { min: 1024 }),
   MCP_BODY_LIMIT_BYTES: env.int(64 * 1024, { min: 1024 }),

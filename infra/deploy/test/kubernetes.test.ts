@@ -1,7 +1,8 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { checkOverlay, unhashed } from "./support/k8s-checks";
-import { OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
+import { selects } from "./support/manifests";
+import { copyExampleSecrets, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
 import { writeOverlaySecrets } from "../write-secrets";
 import type { Autoscaler, Container, K8sObject, NetworkPolicy, Secret, Workload } from "./support/manifests";
 
@@ -24,6 +25,18 @@ describe.each(OVERLAYS)("k8s/overlays/%s", (overlay) => {
     expect(await checkOverlay(objects, overlay)).toEqual([]);
     const text = objects.find((o) => o.kind === "Secret" && unhashed(o.metadata.name) === "text-secrets") as Secret;
     expect(Buffer.from(text.data!.INTERNAL_SIGNING_KEY!, "base64").toString()).toMatch(/^text-/);
+  });
+
+  it("starts nothing with the examples' placeholders copied as they are: every deployable names them", async () => {
+    const problems = (await checkOverlay(renderOverlay(overlay, undefined, copyExampleSecrets), overlay)).join("\n");
+    for (const deployable of ["gateway", "text", "media-jobs", "media-jobs-worker", "files", "files-worker", "billing-ledger", "mcp"]) {
+      expect(problems).toMatch(new RegExp(`Deployment ${deployable}\\b.*would not start: [^\\n]*\\n(  .*\\n)*  INTERNAL_SIGNING_KEY: holds a placeholder`));
+    }
+    expect(problems).toMatch(/ADMIN_TOKEN: holds a placeholder/);
+    expect(problems).toMatch(/FILES_UPLOAD_SECRET: holds a placeholder/);
+    expect(problems).toMatch(/OBJECT_STORE_SECRET_KEY: holds a placeholder/);
+    expect(problems).toMatch(/BILLING_LEDGER_DATABASE_URL: holds a placeholder/);
+    expect(problems).toMatch(/RABBITMQ_URL: holds a placeholder/);
   });
 });
 
@@ -72,13 +85,13 @@ describe("fails on a broken file", () => {
     [
       "a worker on the broker's administrator",
       "dev",
-      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/^RABBITMQ_URL=.*$/m, "RABBITMQ_URL=amqp://meter:change-me-rabbitmq@rabbitmq:5672")),
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/^RABBITMQ_URL=.*$/m, "RABBITMQ_URL=amqp://meter:0123456789abcdef0123@rabbitmq:5672")),
       /Deployment files-worker: RABBITMQ_URL logs in as the broker's administrator; it needs its own user/,
     ],
     [
       "a worker on its API process's broker user",
       "dev",
-      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace("meter-files-worker:change-me-files-worker-broker", "meter-files:change-me-files-broker")),
+      edit("overlays/dev/secrets/files-worker.env", (t) => t.replace(/meter-files-worker:([^@]*)@/, "meter-files:$1@")),
       /Deployment files-worker: RABBITMQ_URL logs in as meter-files, not its own meter-files-worker/,
     ],
   ];
@@ -111,6 +124,18 @@ describe("fails on a broken file", () => {
         policy(o, "media-jobs-worker").spec.egress!.push({ to: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "clamd" } } }] });
       },
       /Deployment media-jobs-worker may reach clamd:3310, which it does not use/,
+    ],
+    [
+      "a gateway any pod of any namespace may call",
+      "prod",
+      (o) => void delete policy(o, "gateway").spec.ingress![0]!.from,
+      /NetworkPolicy gateway: admits anyone to Deployment gateway on port 8080; name its callers/,
+    ],
+    [
+      "a service open to every namespace",
+      "dev",
+      (o) => void policy(o, "billing-ledger").spec.ingress![0]!.from!.push({ namespaceSelector: {} }),
+      /NetworkPolicy billing-ledger: admits anyone to Deployment billing-ledger on port 8084/,
     ],
     [
       "an open door to the outside",
@@ -147,6 +172,21 @@ describe("fails on a broken file", () => {
       "prod",
       (o) => void (find<Autoscaler>(o, "HorizontalPodAutoscaler", "mcp").spec.minReplicas = 1),
       /Deployment mcp: its autoscaler allows 1 replica in prod/,
+    ],
+    [
+      "an autoscaler that sheds pods at once",
+      "dev",
+      (o) => void delete find<Autoscaler>(o, "HorizontalPodAutoscaler", "text").spec.behavior,
+      /HorizontalPodAutoscaler text: no behavior\.scaleDown/,
+    ],
+    [
+      "a CPU target of 70 % of a 100m request",
+      "prod",
+      (o) => {
+        container(o, "gateway").resources!.requests!.cpu = "100m";
+        find<Autoscaler>(o, "HorizontalPodAutoscaler", "gateway").spec.metrics![0]!.resource!.target = { type: "Utilization", averageUtilization: 70 };
+      },
+      /HorizontalPodAutoscaler gateway: scales at 70m of CPU a pod; a target under 250m means nothing/,
     ],
     ["no preStop", "prod", (o) => void delete container(o, "files").lifecycle, /Deployment files: no preStop sleep/],
     [
@@ -234,5 +274,113 @@ describe("each deployable is released on its own (prod)", () => {
       edit("overlays/prod/secrets/files-worker.env", (t) => t.replace(/^OBJECT_STORE_SECRET_KEY=.*$/m, "OBJECT_STORE_SECRET_KEY=rotated-0123456789")),
     );
     expect(changed(before(), after)).toEqual(["Deployment files-worker", "Secret files-worker-secrets"]);
+  });
+});
+
+interface ScaledObject extends K8sObject {
+  spec: {
+    scaleTargetRef: { name: string };
+    minReplicaCount?: number;
+    advanced?: { horizontalPodAutoscalerConfig?: { behavior?: Autoscaler["spec"]["behavior"] } };
+    triggers: { type: string; metadata: Record<string, string> }[];
+  };
+}
+
+describe.each(OVERLAYS)("the KEDA component in k8s/overlays/%s", (overlay) => {
+  const withKeda = renderOverlay(overlay, (k8s) =>
+    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), "components:\n  - ../../components/keda\n"),
+  );
+  const hpaTargets = (o: K8sObject[]) => o.filter((x): x is Autoscaler => x.kind === "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name);
+
+  it("scales each worker on its queue's length (CPU still counting), with no CPU autoscaler beside it", () => {
+    for (const [worker, queue] of [
+      ["files-worker", "files.verification"],
+      ["media-jobs-worker", "media-jobs.jobs"],
+    ] as const) {
+      const scaled = withKeda.filter((x): x is ScaledObject => x.kind === "ScaledObject" && (x as ScaledObject).spec.scaleTargetRef.name === worker);
+      expect(scaled).toHaveLength(1);
+      expect(scaled[0]!.metadata.namespace).toBe("meter");
+      expect(scaled[0]!.spec.triggers.map((t) => [t.type, t.metadata.queueName])).toEqual([
+        ["rabbitmq", queue],
+        ["cpu", undefined],
+      ]);
+      expect(scaled[0]!.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+      expect(scaled[0]!.spec.advanced?.horizontalPodAutoscalerConfig?.behavior?.scaleDown?.stabilizationWindowSeconds).toBeGreaterThanOrEqual(60);
+      expect(hpaTargets(withKeda)).not.toContain(worker);
+    }
+  });
+
+  it("leaves every other deployable on its CPU autoscaler, and without the component the workers too", () => {
+    expect(hpaTargets(withKeda).sort()).toEqual(["billing-ledger", "clamd", "files", "gateway", "mcp", "media-jobs", "text"]);
+    expect(hpaTargets(objectsOf(overlay))).toEqual(expect.arrayContaining(["files-worker", "media-jobs-worker"]));
+    expect(objectsOf(overlay).some((x) => x.kind === "ScaledObject")).toBe(false);
+  });
+});
+
+const withComponent = (overlay: Overlay, component: string): K8sObject[] =>
+  renderOverlay(overlay, (k8s) =>
+    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), `components:\n  - ../../components/${component}\n`),
+  );
+const labelsOf = (o: K8sObject): Record<string, string> => (o.metadata as { labels?: Record<string, string> }).labels ?? {};
+
+describe.each(OVERLAYS)("labels of k8s/overlays/%s", (overlay) => {
+  it("puts instance and managed-by on every object and pod, and each Deployment's image tag as its version, selectors untouched", () => {
+    const objects = objectsOf(overlay);
+    for (const o of objects) {
+      expect([o.kind, o.metadata.name, labelsOf(o)["app.kubernetes.io/instance"], labelsOf(o)["app.kubernetes.io/managed-by"]]).toEqual([
+        o.kind,
+        o.metadata.name,
+        overlay === "prod" ? "meter" : "meter-dev",
+        "kustomize",
+      ]);
+    }
+    for (const d of objects.filter((o): o is Workload => o.kind === "Deployment")) {
+      const tag = d.spec.template.spec.containers[0]!.image.split(":").at(-1);
+      expect([d.metadata.name, labelsOf(d)["app.kubernetes.io/version"], d.spec.template.metadata?.labels?.["app.kubernetes.io/version"]]).toEqual([
+        d.metadata.name,
+        tag,
+        tag,
+      ]);
+      expect((d.spec as { selector?: unknown }).selector).toEqual({ matchLabels: { "app.kubernetes.io/name": d.metadata.name } });
+    }
+  });
+});
+
+interface PodMonitor extends K8sObject {
+  spec: {
+    selector: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values: string[] }[] };
+    podMetricsEndpoints: { port: string; path: string }[];
+  };
+}
+
+describe("the Prometheus component (prod)", () => {
+  const objects = withComponent("prod", "prometheus");
+
+  it("scrapes /metrics of every deployable but clamd on a port its container declares, which the monitoring namespace may reach", () => {
+    const monitors = objects.filter((o): o is PodMonitor => o.kind === "PodMonitor");
+    const policies = objects.filter((o): o is NetworkPolicy => o.kind === "NetworkPolicy");
+    for (const d of objects.filter((o): o is Workload => o.kind === "Deployment")) {
+      const labels = d.spec.template.metadata?.labels ?? {};
+      const scraping = monitors.filter((m) => selects(m.spec.selector, labels));
+      if (d.metadata.name === "clamd") {
+        expect(scraping).toEqual([]);
+        continue;
+      }
+      expect([d.metadata.name, scraping.length]).toEqual([d.metadata.name, 1]);
+      const endpoint = scraping[0]!.spec.podMetricsEndpoints[0]!;
+      expect(endpoint.path).toBe("/metrics");
+      const port = d.spec.template.spec.containers[0]!.ports!.find((p) => p.name === endpoint.port);
+      expect([d.metadata.name, port?.containerPort]).toEqual([d.metadata.name, d.metadata.name === "gateway" ? 9080 : expect.any(Number)]);
+      const admitting = policies.filter(
+        (p) =>
+          selects(p.spec.podSelector, labels) &&
+          (p.spec.ingress ?? []).some(
+            (r) =>
+              r.from?.some((f) => (f as { namespaceSelector?: unknown }).namespaceSelector !== undefined && JSON.stringify(f).includes('"monitoring"')) &&
+              r.ports?.some((p) => p.port === endpoint.port || p.port === port?.containerPort),
+          ),
+      );
+      expect([d.metadata.name, admitting.length]).toEqual([d.metadata.name, 1]);
+    }
   });
 });

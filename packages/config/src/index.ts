@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { defaultDatabaseName, ServiceCatalog, type ServiceName } from "@meter/contracts";
+import { productionSecretProblems, secretSettings, TOKEN_MIN_LENGTH, type SecretMeta } from "./secrets";
+
+export { PASSWORD_MIN_LENGTH, secretProblem, TOKEN_MIN_LENGTH } from "./secrets";
 
 /**
  * Thrown when the environment does not satisfy a service's config schema.
@@ -12,9 +15,21 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Parses the environment with a service's schema. In production (NODE_ENV=production) it also refuses
+ * placeholders and weak secrets (./secrets.ts), so a copied example never starts with a known token.
+ */
 export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
+  if (result.success) {
+    const data = result.data as Record<string, unknown>;
+    const shape = (schema as unknown as { shape?: Record<string, z.ZodType> }).shape;
+    if (data.NODE_ENV === "production" && shape !== undefined) {
+      const problems = productionSecretProblems(shape, env, data);
+      if (problems.length > 0) throw new ConfigError(problems);
+    }
+    return result.data;
+  }
   const problems = result.error.issues.map((issue) => {
     const key = issue.path.join(".") || "(root)";
     return `${key}: ${issue.message}`;
@@ -54,6 +69,16 @@ export const env = {
           .filter((u) => u !== ""),
       )
       .pipe(z.array(z.url()).min(1)),
+  /**
+   * A token we generate (ADMIN_TOKEN): at least `min` characters anywhere; in production also at least
+   * 32 random characters of the base64 or hex alphabet (see ./secrets.ts).
+   */
+  token: (min = TOKEN_MIN_LENGTH) => secret(z.string().min(min, `must be at least ${min} characters`), { kind: "token" }),
+  optionalToken: (min = TOKEN_MIN_LENGTH) => secret(z.preprocess(emptyToUndefined, z.string().min(min).optional()), { kind: "token" }),
+  /** A password given to another system; `endpointKey` names where, so a loopback one is not measured. */
+  password: (fallback: string, endpointKey?: string) => secret(env.string(fallback), { kind: "password", endpointKey }),
+  /** A URL that may carry a password (RABBITMQ_URL): in production that password must be strong. */
+  secretUrl: (fallback: string) => secret(env.string(fallback), { kind: "url" }),
   enumOf: <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
     z.preprocess(emptyToUndefined, z.enum(values).default(fallback as never)),
 };
@@ -67,11 +92,16 @@ export const serviceEnv = {
   url: (service: ServiceName) => env.url(localUrl(service)),
   /** Several endpoints of one service, comma-separated (tried in turn; see the gateway's TEXT_URL). */
   urlList: (service: ServiceName) => env.urlList(localUrl(service)),
-  databaseUrl: (service: ServiceName) => env.url(`postgresql://postgres@127.0.0.1:5432/${defaultDatabaseName(service)}`),
+  databaseUrl: (service: ServiceName) => secret(env.url(`postgresql://postgres@127.0.0.1:5432/${defaultDatabaseName(service)}`), { kind: "url" }),
 };
 
 function localUrl(service: ServiceName): string {
   return `http://127.0.0.1:${ServiceCatalog[service].port}`;
+}
+
+function secret<S extends z.ZodType>(schema: S, meta: SecretMeta): S {
+  secretSettings.add(schema, meta);
+  return schema;
 }
 
 function emptyToUndefined(v: unknown): unknown {

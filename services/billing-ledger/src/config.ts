@@ -5,7 +5,7 @@ import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
 export const BillingConfig = CommonConfig.extend({
   BILLING_LEDGER_PORT: serviceEnv.port("billing-ledger"),
   BILLING_LEDGER_DATABASE_URL: serviceEnv.databaseUrl("billing-ledger"),
-  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   /** The owners of holds, asked by the hold audit (by a hold's `source`). */
   TEXT_URL: serviceEnv.url("text"),
   MEDIA_JOBS_URL: serviceEnv.url("media-jobs"),

@@ -13,7 +13,7 @@ export const FilesConfig = CommonConfig.extend({
   /** The worker's own /healthz, /readyz and /metrics (0: any free port, as the local runner and tests use). */
   FILES_WORKER_PORT: env.port(8093),
   FILES_DATABASE_URL: serviceEnv.databaseUrl("files"),
-  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
   /**
    * Where clients reach the API (the gateway): the origin of every upload link. Required in production
@@ -27,7 +27,7 @@ export const FilesConfig = CommonConfig.extend({
    * links survive restarts and agree across replicas; rotating that key then voids the links of the
    * last 300 s.
    */
-  FILES_UPLOAD_SECRET: z.preprocess((v) => (v === "" ? undefined : v), z.string().min(32).optional()),
+  FILES_UPLOAD_SECRET: env.optionalToken(),
   MAX_FILE_BYTES: env.int(50 * MiB, { min: 1 }),
   /** Per user, across organizations (docs/api.md "Files"). */
   FILE_QUOTA_BYTES: env.int(10_000_000_000, { min: 1 }),
@@ -35,7 +35,7 @@ export const FilesConfig = CommonConfig.extend({
   COMPLETE_WAIT_MS: env.int(5_000, { min: 0, max: 60_000 }),
   OBJECT_STORE_ENDPOINT: env.url("http://127.0.0.1:9000"),
   OBJECT_STORE_ACCESS_KEY: env.string("S3RVER"),
-  OBJECT_STORE_SECRET_KEY: env.string("S3RVER"),
+  OBJECT_STORE_SECRET_KEY: env.password("S3RVER", "OBJECT_STORE_ENDPOINT"),
   OBJECT_STORE_REGION: env.string("us-east-1"),
   FILES_BUCKET: env.string("meter-files"),
   CLAMD_HOST: env.string("127.0.0.1"),

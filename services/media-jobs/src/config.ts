@@ -20,7 +20,7 @@ export const MediaJobsConfig = CommonConfig.extend({
   MEDIA_JOBS_DATABASE_URL: serviceEnv.databaseUrl("media-jobs"),
   BILLING_LEDGER_URL: serviceEnv.url("billing-ledger"),
   FILES_URL: serviceEnv.url("files"),
-  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
   /** How often the tariff catalog is reloaded from billing (a change is also announced at once on the bus). */
   CATALOG_REFRESH_MS: env.int(2000, { min: 100, max: 4000 }),

@@ -6,7 +6,7 @@ export const TextConfig = CommonConfig.extend({
   TEXT_PORT: serviceEnv.port("text"),
   TEXT_DATABASE_URL: serviceEnv.databaseUrl("text"),
   BILLING_LEDGER_URL: serviceEnv.url("billing-ledger"),
-  RABBITMQ_URL: env.string("amqp://guest:guest@127.0.0.1:5672"),
+  RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   /** How long a request waits for its upstream before answering 202 (the work goes on). */
   TEXT_SYNC_TIMEOUT_MS: env.int(60_000, { min: 1 }),
   /** The longest one upstream call may take before its outcome counts as unknown. */

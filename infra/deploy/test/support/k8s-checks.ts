@@ -20,6 +20,7 @@ import {
   isAutoscaler,
   isConfigMap,
   isDisruptionBudget,
+  isNetworkPolicy,
   isSecret,
   isService,
   isWorkload,
@@ -27,6 +28,7 @@ import {
   podContainers,
   secretValues,
   selects,
+  type Autoscaler,
   type Container,
   type K8sObject,
   type Probe,
@@ -241,11 +243,72 @@ function checkAvailability(objects: K8sObject[], overlay: Overlay): string[] {
     if (!hpa) problems.push(`${where}: no HorizontalPodAutoscaler`);
     else if (overlay === "prod" && (hpa.spec.minReplicas ?? 1) < 2)
       problems.push(`${where}: its autoscaler allows ${hpa.spec.minReplicas ?? 1} replica in prod; at least two`);
+    else problems.push(...autoscalerProblems(hpa, d));
     if (d.spec.replicas !== undefined) problems.push(`${where}: sets replicas; its autoscaler owns the count`);
     if (!pdbs.some((p) => selects(p.spec.selector, labels))) problems.push(`${where}: no PodDisruptionBudget`);
     const keys = (d.spec.template.spec.topologySpreadConstraints ?? []).filter((t) => selects(t.labelSelector, labels)).map((t) => t.topologyKey);
     for (const key of ["kubernetes.io/hostname", "topology.kubernetes.io/zone"])
       if (!keys.includes(key)) problems.push(`${where}: does not spread its pods over ${key}`);
+  }
+  return problems;
+}
+
+/**
+ * Policies that say who: every rule letting traffic into a Deployment's pods names its peers (pods of
+ * the namespace, or namespaces by a label), never any pod of any namespace or any address.
+ */
+function checkIngressPeers(objects: K8sObject[]): string[] {
+  const problems: string[] = [];
+  const policies = objects.filter(isNetworkPolicy);
+  for (const d of objects.filter(isWorkload).filter((w) => w.kind === "Deployment")) {
+    const labels = d.spec.template.metadata?.labels;
+    for (const p of policies.filter((x) => selects(x.spec.podSelector, labels))) {
+      for (const rule of p.spec.ingress ?? []) {
+        const ports = (rule.ports ?? []).map((x) => x.port ?? "(any)").join(", ") || "(any)";
+        const open =
+          !rule.from?.length ||
+          rule.from.some(
+            (peer) =>
+              peer.ipBlock !== undefined ||
+              (peer.namespaceSelector !== undefined &&
+                !Object.keys(peer.namespaceSelector.matchLabels ?? {}).length &&
+                !peer.namespaceSelector.matchExpressions?.length),
+          );
+        if (open) problems.push(`NetworkPolicy ${p.metadata.name}: admits anyone to Deployment ${d.metadata.name} on port ${ports}; name its callers`);
+      }
+    }
+  }
+  return problems;
+}
+
+/** The least CPU a pod's average must reach before a CPU autoscaler adds one: a quarter of a core. */
+const MIN_CPU_TARGET_MILLIS = 250;
+
+const cpuMillis = (quantity: string | number | undefined): number | undefined => {
+  if (quantity === undefined) return undefined;
+  const q = String(quantity);
+  return q.endsWith("m") ? Number(q.slice(0, -1)) : Number(q) * 1000;
+};
+
+/**
+ * An autoscaler that scales on something real: a slow scale-down (`behavior`, so the end of a burst does
+ * not shed pods the next one needs), and a CPU target of at least a quarter of a core (70 % of a 100m
+ * request is 7 % of one).
+ */
+function autoscalerProblems(hpa: Autoscaler, d: Workload): string[] {
+  const where = `HorizontalPodAutoscaler ${hpa.metadata.name}`;
+  const problems: string[] = [];
+  const down = hpa.spec.behavior?.scaleDown;
+  if (!down || (down.stabilizationWindowSeconds ?? 0) < 60 || !down.policies?.length)
+    problems.push(`${where}: no behavior.scaleDown with a stabilization window of a minute or more and policies`);
+  const request = cpuMillis(d.spec.template.spec.containers[0]?.resources?.requests?.cpu);
+  for (const metric of hpa.spec.metrics ?? []) {
+    if (metric.type !== "Resource" || metric.resource?.name !== "cpu") continue;
+    const target = metric.resource.target;
+    const millis =
+      target.type === "AverageValue" ? cpuMillis(target.averageValue) : request === undefined ? undefined : (request * (target.averageUtilization ?? 0)) / 100;
+    if (millis === undefined || millis < MIN_CPU_TARGET_MILLIS)
+      problems.push(`${where}: scales at ${millis ?? "?"}m of CPU a pod; a target under ${MIN_CPU_TARGET_MILLIS}m means nothing`);
   }
   return problems;
 }
@@ -293,7 +356,13 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
   const sources = sourcesOf(objects);
   const configMaps = new Set(sources.configMaps.keys());
   problems.push(...objects.filter(isWorkload).flatMap((w) => checkWorkload(w, configMaps)));
-  problems.push(...checkServices(objects), ...checkAvailability(objects, overlay), ...checkImages(objects, overlay), ...checkSignatures(objects));
+  problems.push(
+    ...checkServices(objects),
+    ...checkAvailability(objects, overlay),
+    ...checkIngressPeers(objects),
+    ...checkImages(objects, overlay),
+    ...checkSignatures(objects),
+  );
 
   const network = serviceNetwork(objects);
   const running: Running[] = [];

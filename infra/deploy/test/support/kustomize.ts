@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import YAML from "yaml";
@@ -10,21 +11,46 @@ import { isRecord, repoPath } from "./repo";
 export const OVERLAYS = ["dev", "prod"] as const;
 export type Overlay = (typeof OVERLAYS)[number];
 
+/** Fills an overlay's secrets/ from its secrets.example/ as they are, placeholders and all. */
+export function copyExampleSecrets(overlayDir: string, target: string): void {
+  mkdirSync(target, { recursive: true });
+  for (const file of readdirSync(path.join(overlayDir, "secrets.example"))) cpSync(path.join(overlayDir, "secrets.example", file), path.join(target, file));
+}
+
+/**
+ * Fills an overlay's secrets/ from its secrets.example/, each `change-me-…` placeholder replaced by a
+ * fixed hex value of its own (the same in every file), as an operator's real secrets would be: a
+ * deployable in production refuses placeholders (packages/config/src/secrets.ts).
+ */
+export function standInSecrets(overlayDir: string, target: string): void {
+  mkdirSync(target, { recursive: true });
+  for (const file of readdirSync(path.join(overlayDir, "secrets.example"))) {
+    const text = readFileSync(path.join(overlayDir, "secrets.example", file), "utf8");
+    writeFileSync(
+      path.join(target, file),
+      text.replace(/change-me-[a-z0-9-]+/g, (placeholder) => createHash("sha256").update(placeholder).digest("hex").slice(0, 48)),
+    );
+  }
+}
+
 /**
  * `kubectl kustomize k8s/overlays/<overlay>` as an operator would run it: on a copy of k8s/ whose
- * overlays' secrets/ folders (never committed) are filled from their secrets.example/ (or by `secrets`,
- * given the overlay's folder and its secrets/ to write). `edit` may change the copy first (a test's
- * broken file, or a new image tag).
+ * overlays' secrets/ folders (never committed) are filled by `secrets` (given the overlay's folder and
+ * its secrets/ to write; by default standInSecrets). `edit` may change the copy first (a test's broken
+ * file, or a new image tag).
  */
-export function renderOverlay(overlay: Overlay, edit?: (k8sDir: string) => void, secrets?: (overlayDir: string, target: string) => void): K8sObject[] {
+export function renderOverlay(
+  overlay: Overlay,
+  edit?: (k8sDir: string) => void,
+  secrets: (overlayDir: string, target: string) => void = standInSecrets,
+): K8sObject[] {
   const tmp = mkdtempSync(path.join(os.tmpdir(), "meter-k8s-"));
   try {
     const k8s = path.join(tmp, "k8s");
     cpSync(repoPath("k8s"), k8s, { recursive: true, filter: (f) => path.basename(f) !== "secrets" });
     for (const o of OVERLAYS) {
       const dir = path.join(k8s, "overlays", o);
-      if (secrets) secrets(dir, path.join(dir, "secrets"));
-      else for (const file of readdirSync(path.join(dir, "secrets.example"))) cpSync(path.join(dir, "secrets.example", file), path.join(dir, "secrets", file));
+      secrets(dir, path.join(dir, "secrets"));
     }
     edit?.(k8s);
     const out = execFileSync("kubectl", ["kustomize", path.join(k8s, "overlays", overlay)], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });

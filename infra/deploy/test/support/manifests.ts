@@ -105,7 +105,13 @@ export interface NetworkPolicy extends K8sObject {
 }
 
 export interface Autoscaler extends K8sObject {
-  spec: { scaleTargetRef: { kind: string; name: string }; minReplicas?: number; maxReplicas: number };
+  spec: {
+    scaleTargetRef: { kind: string; name: string };
+    minReplicas?: number;
+    maxReplicas: number;
+    metrics?: { type: string; resource?: { name: string; target: { type: string; averageUtilization?: number; averageValue?: string } } }[];
+    behavior?: { scaleUp?: unknown; scaleDown?: { stabilizationWindowSeconds?: number; policies?: unknown[] } };
+  };
 }
 
 export interface DisruptionBudget extends K8sObject {
