@@ -48,6 +48,22 @@ const packagesBelowServices = {
   },
 };
 
+/** Benchmarks run the services as processes and the shared packages in-process: never a service's code. */
+const benchAboveServices = {
+  files: ["bench/**/*.ts"],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        patterns: Object.keys(SERVICES).map((name) => ({
+          group: [`@meter/${name}`, `@meter/${name}/*`, `**/services/${name}/**`, "**/gateway/src/**", "**/gateway/test/**"],
+          message: "bench/ imports packages, never a service's code: start the service as a process",
+        })),
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ["**/node_modules/**", "**/dist/**", "**/generated/**", ".tools/**", ".local/**", "**/*.js", "**/*.mjs"] },
   js.configs.recommended,
@@ -69,4 +85,5 @@ export default tseslint.config(
   },
   ...serviceBoundaries,
   packagesBelowServices,
+  benchAboveServices,
 );

@@ -19,11 +19,10 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import { ensureTesseract } from "@meter/local-infra";
-import { TesseractPool, createLocalEngines, parseEditPrompt, type LocalEngines } from "../../services/media-jobs/src/providers/local";
-import type { InputFile, OcrResultDocument } from "../../services/media-jobs/src/providers/provider";
-import { characterErrorRate } from "../../services/media-jobs/test/support/cer";
-import { a4TextPagePng, imageSize, peoplePhotoJpeg, photoJpeg, textLayerPdf, unfilteredPgm } from "../../services/media-jobs/test/support/generated-inputs";
-import { wrap } from "../../services/media-jobs/test/support/text-render";
+import { TesseractPool, createLocalEngines, parseEditPrompt, type InputFile, type LocalEngines, type OcrResultDocument } from "@meter/media-engines";
+import { characterErrorRate } from "@meter/media-engines/test/support/cer";
+import { a4TextPagePng, imageSize, peoplePhotoJpeg, photoJpeg, textLayerPdf, unfilteredPgm } from "@meter/media-engines/test/support/generated-inputs";
+import { wrap } from "@meter/media-engines/test/support/text-render";
 
 const OCR_PAGES = Number(process.env.BENCH_OCR_PAGES ?? 6);
 const EDITS = Number(process.env.BENCH_EDITS ?? 60);

@@ -15,7 +15,7 @@
  */
 import os from "node:os";
 import type { JobRecord } from "@meter/contracts";
-import { startMediaSystem, TEXT_MODEL, type MediaSystem } from "../../services/media-jobs/test/support/media-system";
+import { startMediaSystem, TEXT_MODEL, type MediaSystem } from "@meter/testing";
 
 const SEQUENTIAL = Number(process.env.BENCH_JOBS ?? 200);
 const RATE = Number(process.env.BENCH_JOB_RATE ?? 5);

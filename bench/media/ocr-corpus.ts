@@ -11,12 +11,10 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { TesseractPool } from "../../services/media-jobs/src/providers/local";
-import { createLocalOcrEngine } from "../../services/media-jobs/src/providers/local/ocr/ocr.engine";
-import type { OcrResultDocument } from "../../services/media-jobs/src/providers/provider";
+import { TesseractPool, createLocalOcrEngine, type OcrResultDocument } from "@meter/media-engines";
 import { cpuSeconds } from "./engines";
-import { characterErrorRate } from "../../services/media-jobs/test/support/cer";
-import { loadOcrCorpus } from "../../services/media-jobs/test/support/ocr-corpus";
+import { characterErrorRate } from "@meter/media-engines/test/support/cer";
+import { loadOcrCorpus } from "@meter/media-engines/test/support/ocr-corpus";
 
 export interface CorpusRow {
   name: string;

@@ -9,3 +9,4 @@ export * from "./stack";
 export { freePort } from "@meter/local-infra";
 export * from "./service-process";
 export { backupDatabase, restoreDatabase } from "@meter/db-tools";
+export * from "./media-system";

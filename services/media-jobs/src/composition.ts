@@ -10,7 +10,7 @@ import { createApp } from "./app";
 import { jobRetryOf, type MediaJobsConfig } from "./config";
 import { startJobRequestedConsumer } from "./consumers/job-requested.consumer";
 import { createDatabase, type MediaJobsDatabase } from "./db";
-import { createLocalEngines } from "./providers/local";
+import { createLocalEngines } from "@meter/media-engines";
 import { JobRepository } from "./repositories/job.repository";
 import { HoldAuditService } from "./services/hold-audit.service";
 import { JobCancelService } from "./services/job-cancel.service";

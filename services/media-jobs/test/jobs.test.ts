@@ -1,11 +1,11 @@
-/** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
+/** @jest-environment ./packages/media-engines/test/support/native-esm.environment.mjs */
 import { randomUUID } from "node:crypto";
 import sharp from "sharp";
 import type { JobList, JobRecord, MediaQuote } from "@meter/contracts";
-import { signedCall } from "@meter/testing";
-import { characterErrorRate } from "./support/cer";
-import { fixture } from "./support/fixtures";
-import { portraitJpeg } from "./support/generated-inputs";
+import { characterErrorRate } from "@meter/media-engines/test/support/cer";
+import { fixture } from "@meter/media-engines/test/support/fixtures";
+import { portraitJpeg } from "@meter/media-engines/test/support/generated-inputs";
+import { renderTextGrey } from "@meter/media-engines/test/support/text-render";
 import {
   ANALYSIS_MODEL,
   DETECTION_MODEL,
@@ -13,12 +13,12 @@ import {
   OCR_MODEL,
   TEXT_MODEL,
   eventually,
+  signedCall,
   startMediaSystem,
   type HttpAnswer,
   type MediaSystem,
-} from "./support/media-system";
+} from "@meter/testing";
 import { slowOcrJob } from "./support/slow-job";
-import { renderTextGrey } from "./support/text-render";
 
 /**
  * Every operation end to end through the gateway, as a client does it: the files flow (create, PUT to

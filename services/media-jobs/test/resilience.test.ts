@@ -1,9 +1,8 @@
-/** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
+/** @jest-environment ./packages/media-engines/test/support/native-esm.environment.mjs */
 import { connectBus, type Bus } from "@meter/messaging";
 import type { FileList } from "@meter/contracts";
-import { testKeys } from "@meter/testing";
-import { fixture } from "./support/fixtures";
-import { OCR_MODEL, TEXT_MODEL, isFinal, startMediaSystem, type MediaSystem } from "./support/media-system";
+import { fixture } from "@meter/media-engines/test/support/fixtures";
+import { OCR_MODEL, TEXT_MODEL, isFinal, startMediaSystem, testKeys, type MediaSystem } from "@meter/testing";
 import { slowOcrJob } from "./support/slow-job";
 
 /**

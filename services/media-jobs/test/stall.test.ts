@@ -1,7 +1,7 @@
-/** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
-import { a4TextPagePng } from "./support/generated-inputs";
-import { OCR_MODEL, startMediaSystem, type MediaSystem } from "./support/media-system";
-import { wrap } from "./support/text-render";
+/** @jest-environment ./packages/media-engines/test/support/native-esm.environment.mjs */
+import { a4TextPagePng } from "@meter/media-engines/test/support/generated-inputs";
+import { OCR_MODEL, startMediaSystem, type MediaSystem } from "@meter/testing";
+import { wrap } from "@meter/media-engines/test/support/text-render";
 
 /**
  * An engine that stops reporting progress does not hold its job's money for as long as the worker

@@ -3,7 +3,7 @@ import type { FileRecord } from "@meter/contracts";
 import type { FilesClient } from "@meter/service-clients";
 import { InternalHttpError } from "@meter/service-kit";
 import type { JobInputFile } from "../domain/job-record";
-import type { InputFile } from "../providers/provider";
+import type { InputFile } from "@meter/media-engines";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

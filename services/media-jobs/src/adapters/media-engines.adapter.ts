@@ -1,17 +1,21 @@
 import type { MediaOperation, Provider } from "@meter/contracts";
-import { LOCAL_MODELS, isLocalModelId, type LocalEngines, type LocalModelDefinition, type LocalModelId } from "../providers/local";
-import type {
-  EditPlan,
-  EngineResult,
-  ImageAnalysisRequest,
-  ImageEditRequest,
-  InputFile,
-  MediaEngine,
-  OcrRequest,
-  Quantity,
-  RunOptions,
-  TextAnalysisRequest,
-} from "../providers/provider";
+import {
+  LOCAL_MODELS,
+  isLocalModelId,
+  type EditPlan,
+  type EngineResult,
+  type ImageAnalysisRequest,
+  type ImageEditRequest,
+  type InputFile,
+  type LocalEngines,
+  type LocalModelDefinition,
+  type LocalModelId,
+  type MediaEngine,
+  type OcrRequest,
+  type Quantity,
+  type RunOptions,
+  type TextAnalysisRequest,
+} from "@meter/media-engines";
 
 export interface ResolvedModel {
   id: LocalModelId;

@@ -1,5 +1,5 @@
 import type { JobErrorCode, MediaOperation, Unit } from "@meter/contracts";
-import type { EditPlan, Progress } from "../providers/provider";
+import type { EditPlan, Progress } from "@meter/media-engines";
 
 /** The public endpoint a job was created on: with the API key and Idempotency-Key, its idempotency scope. */
 export type JobEndpoint = "images/edits" | "images/analysis" | "ocr" | "text/analysis";

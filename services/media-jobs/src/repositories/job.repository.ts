@@ -5,7 +5,7 @@ import { toMicrorub, type FinalHoldsCursor, type MediaOperation } from "@meter/c
 import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
 import type { FinalOutcome, JobEndpoint, JobPlan, JobRecord, JobState, NewJobRecord, StoredError, StoredResult } from "../domain/job-record";
-import type { Progress } from "../providers/provider";
+import type { Progress } from "@meter/media-engines";
 
 /**
  * Media jobs: raw SQL on the pool. Every change of state is guarded by the state, owner and attempt the

@@ -1,5 +1,5 @@
 import { ModelUpsert, type MediaOperation } from "@meter/contracts";
-import { isLocalModelId, LOCAL_MODELS } from "../providers/local";
+import { isLocalModelId, LOCAL_MODELS } from "@meter/media-engines";
 import { capabilitiesOf } from "./model-capabilities";
 
 /**

@@ -7,7 +7,7 @@ import {
   QuantityUnknownError,
   UnsupportedMediaTypeError,
   UnsupportedParameterError,
-} from "../providers/errors";
+} from "@meter/media-engines";
 import { admissionError, jobErrorOf } from "./engine-errors";
 
 describe("engine errors", () => {

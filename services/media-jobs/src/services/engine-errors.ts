@@ -1,7 +1,7 @@
 import type { JobErrorCode } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
 import type { StoredError } from "../domain/job-record";
-import { EngineError } from "../providers/errors";
+import { EngineError } from "@meter/media-engines";
 import { MediaErrors } from "../errors";
 
 /**

@@ -4,9 +4,15 @@ import { InputFileRefused, type InputFiles } from "../adapters/input-files.adapt
 import type { EngineInputs, MediaEngines } from "../adapters/media-engines.adapter";
 import type { JobInputFile, JobPlan, JobTariff } from "../domain/job-record";
 import { MediaErrors } from "../errors";
-import { LimitExceededError, UnsupportedMediaTypeError } from "../providers/errors";
-import { billableCharacters, parseEditPrompt, parseModelSettings, type LocalModelDefinition } from "../providers/local";
-import type { Quantity } from "../providers/provider";
+import {
+  LimitExceededError,
+  UnsupportedMediaTypeError,
+  billableCharacters,
+  parseEditPrompt,
+  parseModelSettings,
+  type LocalModelDefinition,
+  type Quantity,
+} from "@meter/media-engines";
 import { admissionError, isEngineError } from "./engine-errors";
 import { billableQuantity, costOf } from "./job-pricing";
 

@@ -1,5 +1,5 @@
 import { toMicrorub, type Unit } from "@meter/contracts";
-import type { Quantity } from "../providers/provider";
+import type { Quantity } from "@meter/media-engines";
 
 /**
  * The quantity a tariff bills, from what an engine measured (or counted when it ran). The engine counts

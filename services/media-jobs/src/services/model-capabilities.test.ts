@@ -1,9 +1,9 @@
-/** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
+/** @jest-environment ./packages/media-engines/test/support/native-esm.environment.mjs */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ModelUpsert, type UnitTariff } from "@meter/contracts";
 import { repoRoot } from "@meter/local-infra";
-import { LOCAL_MODEL_IDS, LOCAL_MODELS } from "../providers/local";
+import { LOCAL_MODEL_IDS, LOCAL_MODELS } from "@meter/media-engines";
 import { seedWithCapabilities } from "./catalog-seed";
 import { capabilitiesOf } from "./model-capabilities";
 

@@ -1,6 +1,6 @@
 import type { MediaCapabilities } from "@meter/contracts";
 import { z } from "zod";
-import { LOCAL_MODELS, SUPPORTED_INSTRUCTIONS, type LocalModelDefinition, type LocalModelId } from "../providers/local";
+import { LOCAL_MODELS, SUPPORTED_INSTRUCTIONS, type LocalModelDefinition, type LocalModelId } from "@meter/media-engines";
 
 /**
  * What a built-in model takes, as the catalog publishes it beside its tariff (`GET /v1/models`): its

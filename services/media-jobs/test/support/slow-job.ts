@@ -1,4 +1,4 @@
-import { OCR_MODEL } from "./media-system";
+import { OCR_MODEL } from "@meter/testing";
 
 /**
  * An OCR job over the same small image `pages` times: each page is one Tesseract run (about a third of a

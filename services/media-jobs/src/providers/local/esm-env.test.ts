@@ -1,7 +1,0 @@
-/** @jest-environment ./services/media-jobs/test/support/native-esm.environment.mjs */
-import { importEsm } from "./esm";
-
-test("ES-module-only packages load in the media-jobs test environment", async () => {
-  const { eld } = await importEsm<typeof import("eld")>("eld/medium");
-  expect(eld.detect("Привет, как дела у тебя сегодня?").language).toBe("ru");
-});
