@@ -27,9 +27,18 @@ class SlowLeases implements LeaseStore {
 
 const limits = { processId: "p1", perProcess: 4, perOrganization: 2, leaseTtlMs: 30_000 };
 
+/** Admitted calls renew their leases on a timer until released: every test releases what it was given. */
+const admitted: { release(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(admitted.splice(0).map((slot) => slot.release()));
+});
+
 function outcome(p: Promise<{ release(): Promise<void> }>): Promise<string> {
   return p.then(
-    () => "admitted",
+    (slot) => {
+      admitted.push(slot);
+      return "admitted";
+    },
     (e: ToolFailure) => `busy:${String(e.error.details?.limit)}`,
   );
 }
@@ -49,8 +58,7 @@ describe("CallLimiter", () => {
   it("a call refused by the process limit gives its organization's slot back", async () => {
     const leases = new SlowLeases();
     const limiter = new CallLimiter(leases, { ...limits, perProcess: 2 }, createLogger("test", "silent"));
-    await limiter.acquire("org-a", "t");
-    await limiter.acquire("org-b", "t");
+    admitted.push(await limiter.acquire("org-a", "t"), await limiter.acquire("org-b", "t"));
     expect(await outcome(limiter.acquire("org-c", "t"))).toBe("busy:process");
     expect([...leases.held.values()].sort()).toEqual(["org-a", "org-b"]);
   });
