@@ -1,10 +1,21 @@
 import type { Express } from "express";
 import { createServiceApp, requireIdentity, type Logger, type Metrics, type ReadinessCheck, type InternalAuth } from "@meter/service-kit";
-import type { FilesServices } from "./composition";
 import { cabinetRoutes } from "./http/cabinet.routes";
 import { fileRoutes } from "./http/files.routes";
 import { internalRoutes } from "./http/internal.routes";
 import { uploadRoutes } from "./http/uploads.routes";
+import type { CompletionService } from "./services/completion.service";
+import type { FileService } from "./services/file.service";
+import type { JobResultService } from "./services/job-result.service";
+import type { UploadService } from "./services/upload.service";
+
+/** The use-cases the routes call; composition.ts builds them. */
+export interface FilesServices {
+  files: FileService;
+  uploads: UploadService;
+  completion: CompletionService;
+  results: JobResultService;
+}
 
 export interface AppDeps {
   auth: InternalAuth;

@@ -17,7 +17,7 @@ import type { ObjectStore } from "./adapters/object-store";
 import { PgUploadLocks } from "./adapters/pg-upload-locks";
 import { S3ObjectStore } from "./adapters/s3-object-store";
 import type { UploadLocks } from "./adapters/upload-locks";
-import { createApp } from "./app";
+import { createApp, type FilesServices } from "./app";
 import { objectStoreOptionsOf, policyOf, publicBaseUrlOf, uploadSecretOf, verificationRetryOf, type FilesConfig } from "./config";
 import { startVerificationConsumer } from "./consumers/verification.consumer";
 import { createDatabase, type Db, type FilesDatabase } from "./db";
@@ -32,12 +32,8 @@ import { UploadLinkService } from "./services/upload-link.service";
 import { UploadService } from "./services/upload.service";
 import { VerificationService } from "./services/verification.service";
 
-export interface FilesServices {
-  files: FileService;
-  uploads: UploadService;
-  completion: CompletionService;
-  results: JobResultService;
-}
+// Declared beside the routes that use them (app.ts), so app.ts needs nothing of this file.
+export type { FilesServices } from "./app";
 
 export interface FilesServicesDeps {
   db: Db;
