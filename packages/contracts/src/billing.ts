@@ -37,6 +37,42 @@ export const PlaceHoldRequest = z.strictObject({
 });
 export type PlaceHoldRequest = z.infer<typeof PlaceHoldRequest>;
 
+/**
+ * Granting an allowance (docs/api.md, "Allowances"): a hold a service process takes ahead of its
+ * requests for one key and budget day, and then spends locally, one request's estimate at a time, in
+ * its own database's commit. `hold_id` is the allowance's id, chosen by the holder (granting is
+ * idempotent on it). Billing grants at most `amount_microrub` and at most a fraction of what the key and
+ * its organization have left; when that is less than `min_microrub` it refuses (`insufficient_balance`
+ * or `daily_budget_exceeded`, whichever is short) and the holder places per-request holds instead.
+ */
+export const GrantAllowanceRequest = z.strictObject({
+  hold_id: z.uuid(),
+  key_id: z.uuid(),
+  amount_microrub: Microrub,
+  min_microrub: Microrub,
+  /** What it will be spent on. */
+  operation: Operation,
+  source: HoldSource,
+  /** The holder's allowance record, asked about by the hold audit. */
+  owner_ref: z.string().min(1).max(200),
+});
+export type GrantAllowanceRequest = z.infer<typeof GrantAllowanceRequest>;
+
+/**
+ * A request's hold that its service placed locally against an allowance, as its settle or release
+ * command names it: billing records the request's hold when it learns of it, moving `reserved_microrub`
+ * out of the allowance.
+ */
+export const AllowanceSpend = z.strictObject({
+  allowance_id: z.uuid(),
+  key_id: z.uuid(),
+  reserved_microrub: Microrub,
+  operation: Operation,
+  model: z.string().min(1),
+  owner_ref: z.string().min(1).max(200),
+});
+export type AllowanceSpend = z.infer<typeof AllowanceSpend>;
+
 export const Hold = z.object({
   hold_id: z.uuid(),
   organization_id: z.uuid().nullable(),
@@ -52,6 +88,14 @@ export const Hold = z.object({
   budget_day: z.string().nullable(),
   created_at: z.string(),
   resolved_at: z.string().nullable(),
+  /** `allowance` for an allowance (see GrantAllowanceRequest); `request` otherwise. */
+  kind: z.enum(["request", "allowance"]).optional(),
+  /** A request's hold placed against an allowance: that allowance. */
+  allowance_id: z.uuid().nullable().optional(),
+  /** An allowance: the estimates of the requests on it that billing has recorded so far. */
+  consumed_microrub: Microrub.optional(),
+  /** An allowance: when its budget day ends (no request may be placed on it from then on). */
+  usable_until: z.string().nullable().optional(),
 });
 export type Hold = z.infer<typeof Hold>;
 
@@ -64,6 +108,11 @@ export type SettleHoldRequest = z.infer<typeof SettleHoldRequest>;
  */
 export const ReleaseHoldRequest = z.strictObject({
   reason: z.string().min(1).max(200),
+  /**
+   * Closing an allowance: the sum of the estimates of every request its holder placed on it. Billing
+   * releases the rest once it has recorded exactly that much of the requests' settlements and releases.
+   */
+  used_microrub: Microrub.optional(),
 });
 export type ReleaseHoldRequest = z.infer<typeof ReleaseHoldRequest>;
 
@@ -84,6 +133,7 @@ export const HoldOp = z.discriminatedUnion("op", [
   PlaceHoldRequest.extend({ op: z.literal("place") }),
   SettleHoldRequest.extend({ op: z.literal("settle"), hold_id: z.uuid() }),
   ReleaseHoldRequest.extend({ op: z.literal("release"), hold_id: z.uuid() }),
+  GrantAllowanceRequest.extend({ op: z.literal("grant") }),
 ]);
 export type HoldOp = z.infer<typeof HoldOp>;
 
@@ -92,7 +142,16 @@ export type HoldOpsRequest = z.infer<typeof HoldOpsRequest>;
 
 export const HoldOpResult = z.union([
   z.object({ ok: z.literal(true), hold: Hold }),
-  z.object({ ok: z.literal(false), error: z.object({ status: z.number().int(), code: z.string(), message: z.string() }) }),
+  z.object({
+    ok: z.literal(false),
+    error: z.object({
+      status: z.number().int(),
+      code: z.string(),
+      message: z.string(),
+      /** A refusal that money parked in allowances caused: it may succeed once they are returned. */
+      retry_after_seconds: z.number().int().positive().optional(),
+    }),
+  }),
 ]);
 export type HoldOpResult = z.infer<typeof HoldOpResult>;
 

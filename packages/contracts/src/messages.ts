@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AllowanceSpend } from "./billing";
 import { Microrub } from "./money";
 import type { Deployable } from "./services";
 
@@ -15,12 +16,18 @@ export const MessageCatalog = {
     version: V1,
     hold_id: z.uuid(),
     amount_microrub: Microrub,
+    /** A request's hold placed locally against an allowance. */
+    allowance: AllowanceSpend.optional(),
   }),
   /** A command: release a hold, charging nothing. Idempotent. */
   "billing.hold.release": z.object({
     version: V1,
     hold_id: z.uuid(),
     reason: z.string().min(1).max(200),
+    /** A request's hold placed locally against an allowance. */
+    allowance: AllowanceSpend.optional(),
+    /** Closing an allowance (hold_id is the allowance): the estimates of every request placed on it. */
+    used_microrub: Microrub.optional(),
   }),
   /** An event: a key was revoked; gateways drop it from their caches at once. */
   "billing.key.revoked": z.object({ version: V1, key_id: z.uuid() }),
