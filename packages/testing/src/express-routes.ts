@@ -1,3 +1,5 @@
+import { METHODS } from "node:http";
+
 /** A route an Express app answers: its method (`ALL` for app.all) and its full Express pattern. */
 export interface MountedRoute {
   method: string;
@@ -22,7 +24,10 @@ export function mountedRoutes(app: { router: { stack: Layer[] } }): MountedRoute
 function walk(stack: Layer[], prefix: string): MountedRoute[] {
   return stack.flatMap((layer) => {
     if (layer.route) {
-      const methods = Object.keys(layer.route.methods).map((m) => (m === "_all" ? "ALL" : m.toUpperCase()));
+      const own = layer.route.methods;
+      // app.all() registers every method Node knows, Router#all() the one `_all`: both are ALL.
+      const all = own._all || METHODS.every((m) => own[m.toLowerCase()]);
+      const methods = all ? ["ALL"] : Object.keys(own).map((m) => m.toUpperCase());
       return paths(layer.route.path).flatMap((p) => methods.map((method) => ({ method, path: join(prefix, p) })));
     }
     const inner = layer.handle?.stack;
