@@ -105,9 +105,13 @@ export const ROUTES: readonly RouteSpec[] = [
     const op: ApiOperation = PublicOperations[name];
     return { method: op.method.toUpperCase() as RouteSpec["method"], path: routePathOf(op), auth: authOf(op), ...forwarding };
   }),
-  ...ADMIN_METHODS.map(
-    (method): RouteSpec => ({ method, path: `${ADMIN_PREFIX}/*rest`, service: "billing-ledger", auth: { kind: "admin" }, body: method === "GET" ? "none" : "json" }),
-  ),
+  ...ADMIN_METHODS.map((method): RouteSpec => ({
+    method,
+    path: `${ADMIN_PREFIX}/*rest`,
+    service: "billing-ledger",
+    auth: { kind: "admin" },
+    body: method === "GET" ? "none" : "json",
+  })),
 ];
 
 /** Whether an Express-style pattern (`/v1/files/:id`, `/admin/v1/*rest`) matches a request path. */

@@ -20,9 +20,24 @@ function validate(doc: unknown): { valid: boolean; version: string; errors: unkn
 
 /** The gateway's public routes as mounted, cabinet included; nothing is called, so nothing behind them runs. */
 async function gatewayRoutes(): Promise<MountedRoute[]> {
-  const services = { text: "http://127.0.0.1:9", "media-jobs": "http://127.0.0.1:9", files: "http://127.0.0.1:9", "billing-ledger": "http://127.0.0.1:9", mcp: "http://127.0.0.1:9" };
+  const services = {
+    text: "http://127.0.0.1:9",
+    "media-jobs": "http://127.0.0.1:9",
+    files: "http://127.0.0.1:9",
+    "billing-ledger": "http://127.0.0.1:9",
+    mcp: "http://127.0.0.1:9",
+  };
   const auth = {} as InternalAuth;
-  const cabinet = createCabinet({ auth, adminToken: "x".repeat(32), bundle: await buildCabinet(), services, mediaEnabled: true, secureCookies: "auto", jsonLimit: 1024, maxInFlight: 1 });
+  const cabinet = createCabinet({
+    auth,
+    adminToken: "x".repeat(32),
+    bundle: await buildCabinet(),
+    services,
+    mediaEnabled: true,
+    secureCookies: "auto",
+    jsonLimit: 1024,
+    maxInFlight: 1,
+  });
   const app = createPublicApp({
     logger: createLogger("gateway-test", "silent"),
     metrics: new Metrics("gateway"),
@@ -79,6 +94,17 @@ const documented = () => Object.entries(doc.paths).flatMap(([p, methods]) => Obj
 describe("GET /openapi.json", () => {
   it("is served without a key and is a valid OpenAPI 3.1 document", () => {
     expect(validate(doc)).toEqual({ valid: true, version: "3.1", errors: [] });
+  });
+
+  it("lints clean beyond the schema: one operationId per operation, every path parameter declared", () => {
+    type Op = { operationId?: string; parameters?: { name?: string; in?: string }[] };
+    const ops = Object.entries(doc.paths).flatMap(([p, methods]) => Object.values(methods).map((op) => ({ p, op: op as Op })));
+    const ids = ops.map(({ op }) => op.operationId);
+    expect(ids.filter((id, i) => !id || ids.indexOf(id) !== i)).toEqual([]);
+    const undeclared = ops.flatMap(({ p, op }) =>
+      [...p.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).filter((name) => !op.parameters?.some((q) => q.in === "path" && q.name === name)),
+    );
+    expect(undeclared).toEqual([]);
   });
 
   it("is the document generated from the contracts' operations", () => {

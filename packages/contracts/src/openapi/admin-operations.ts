@@ -69,9 +69,15 @@ export const AdminAccountOperations = {
     { request: body("CreateOrganizationRequest", CreateOrganizationRequest) },
   ),
   organizations: op("get", "/organizations", "The organizations, with balances and member counts", list("organizations"), { query: AdminListQuery }),
-  organization: op("get", "/organizations/{organization_id}", "One organization", { 200: ok("The organization", body("Organization", Organization)) }, {
-    errors: ["not_found"],
-  }),
+  organization: op(
+    "get",
+    "/organizations/{organization_id}",
+    "One organization",
+    { 200: ok("The organization", body("Organization", Organization)) },
+    {
+      errors: ["not_found"],
+    },
+  ),
   addMember: op(
     "post",
     "/organizations/{organization_id}/members",
@@ -119,9 +125,15 @@ export const AdminKeyOperations = {
   ),
   keys: op("get", "/keys", "API keys, by organization or user (never the key itself)", list("keys"), { query: KeyListQuery }),
   key: op("get", "/keys/{key_id}", "One API key (never the key itself)", { 200: ok("The key", body("ApiKey", ApiKey)) }, { errors: ["not_found"] }),
-  revokeKey: op("post", "/keys/{key_id}/revoke", "Revoke a key (within 5 s on every gateway)", { 200: ok("The key, revoked", body("ApiKey", ApiKey)) }, {
-    errors: ["not_found"],
-  }),
+  revokeKey: op(
+    "post",
+    "/keys/{key_id}/revoke",
+    "Revoke a key (within 5 s on every gateway)",
+    { 200: ok("The key, revoked", body("ApiKey", ApiKey)) },
+    {
+      errors: ["not_found"],
+    },
+  ),
   keyUsage: op("get", "/keys/{key_id}/usage", "A key's spending today", { 200: ok("The day's usage", body("KeyUsage", KeyUsage)) }, { errors: ["not_found"] }),
 } satisfies OperationGroup;
 
@@ -129,7 +141,13 @@ const MODEL_ID = "A model id may contain `/` (vendor/model), written as is or as
 
 export const AdminCatalogOperations = {
   models: op("get", "/models", "Every model of the catalog, enabled or not, with its provider", list("models")),
-  model: op("get", "/models/{model_id}", "One model of the catalog", { 200: ok("The model") }, { rest: "model_id", description: MODEL_ID, errors: ["model_not_found"] }),
+  model: op(
+    "get",
+    "/models/{model_id}",
+    "One model of the catalog",
+    { 200: ok("The model") },
+    { rest: "model_id", description: MODEL_ID, errors: ["model_not_found"] },
+  ),
   putModel: op(
     "put",
     "/models/{model_id}",
@@ -166,7 +184,13 @@ export const AdminInvitationOperations = {
     { request: body("CreateInvitationRequest", CreateInvitationRequest), errors: ["not_found"] },
   ),
   invitations: op("get", "/invitations", "Invitations, by status", list("invitations"), { query: InvitationListQuery }),
-  revokeInvitation: op("post", "/invitations/{invitation_id}/revoke", "Revoke an invitation", { 200: ok("The invitation, revoked") }, { errors: ["not_found"] }),
+  revokeInvitation: op(
+    "post",
+    "/invitations/{invitation_id}/revoke",
+    "Revoke an invitation",
+    { 200: ok("The invitation, revoked") },
+    { errors: ["not_found"] },
+  ),
 } satisfies OperationGroup;
 
 export const AdminOperations = {

@@ -48,7 +48,7 @@ function op(
 
 const ok = (description: string): Answer => ({ description });
 const SESSION_OPENED: Partial<Record<201, Answer>> = {
-  201: ok("`{object: \"cabinet_session\", role, expires_at}`; the session's secret is in the HttpOnly cookie `meter_session` only"),
+  201: ok('`{object: "cabinet_session", role, expires_at}`; the session\'s secret is in the HttpOnly cookie `meter_session` only'),
 };
 
 /** The doors in and out, answered by the gateway (it sets and clears the cookies). */
@@ -68,22 +68,40 @@ export const CabinetSignInOperations = {
     request: body("OperatorSignInRequest", OperatorSignInRequest),
     errors: ["invalid_credentials"],
   }),
-  signOut: op("post", "/sign-out", "Sign out (`everywhere`: every session of the user); the cookies are cleared", { 200: ok("Signed out") }, {
-    request: body("SignOutRequest", SignOutRequest),
-  }),
+  signOut: op(
+    "post",
+    "/sign-out",
+    "Sign out (`everywhere`: every session of the user); the cookies are cleared",
+    { 200: ok("Signed out") },
+    {
+      request: body("SignOutRequest", SignOutRequest),
+    },
+  ),
 } satisfies OperationGroup;
 
 /** The member's files, forwarded to the files service. */
 export const CabinetFileOperations = {
-  files: op("get", "/files", "The member's files", { 200: ok("A page of files") }, {
-    query: {
-      limit: { description: "1-100, default 20", schema: { type: "integer", minimum: 1, maximum: 100 } },
-      cursor: { description: "next_cursor of the previous page", schema: { type: "string" } },
+  files: op(
+    "get",
+    "/files",
+    "The member's files",
+    { 200: ok("A page of files") },
+    {
+      query: {
+        limit: { description: "1-100, default 20", schema: { type: "integer", minimum: 1, maximum: 100 } },
+        cursor: { description: "next_cursor of the previous page", schema: { type: "string" } },
+      },
     },
-  }),
-  fileContent: op("get", "/files/{file_id}/content", "Download one of the member's files", { 200: { description: "The bytes", binary: true } }, {
-    errors: ["file_not_found", "file_not_verified"],
-  }),
+  ),
+  fileContent: op(
+    "get",
+    "/files/{file_id}/content",
+    "Download one of the member's files",
+    { 200: { description: "The bytes", binary: true } },
+    {
+      errors: ["file_not_found", "file_not_verified"],
+    },
+  ),
   deleteFile: op("delete", "/files/{file_id}", "Delete one of the member's files", { 200: ok("Deleted") }, { errors: ["file_not_found"] }),
 } satisfies OperationGroup;
 
@@ -94,11 +112,17 @@ export const CabinetJobOperations = {
 
 /** Who is signed in and where: billing-ledger's member API. */
 export const CabinetSessionOperations = {
-  me: op("get", "/me", "The session: the member and their organizations, or the operator", { 200: ok("`{object: \"cabinet_session\", role, ...}`") }),
-  switchOrganization: op("put", "/session/organization", "Choose the organization the member's pages show", { 200: ok("The session") }, {
-    request: body("SwitchOrganizationRequest", SwitchOrganizationRequest),
-    errors: ["not_found"],
-  }),
+  me: op("get", "/me", "The session: the member and their organizations, or the operator", { 200: ok('`{object: "cabinet_session", role, ...}`') }),
+  switchOrganization: op(
+    "put",
+    "/session/organization",
+    "Choose the organization the member's pages show",
+    { 200: ok("The session") },
+    {
+      request: body("SwitchOrganizationRequest", SwitchOrganizationRequest),
+      errors: ["not_found"],
+    },
+  ),
   endSession: op(
     "post",
     "/session/sign-out",
@@ -106,31 +130,55 @@ export const CabinetSessionOperations = {
     { 200: ok("Signed out") },
     { request: body("SignOutRequest", SignOutRequest) },
   ),
-  changePassword: op("post", "/password", "A member changes their password (other sessions end)", { 200: ok('`{object: "password_change", signed_out}`') }, {
-    request: body("ChangePasswordRequest", ChangePasswordRequest),
-    errors: ["invalid_credentials"],
-  }),
+  changePassword: op(
+    "post",
+    "/password",
+    "A member changes their password (other sessions end)",
+    { 200: ok('`{object: "password_change", signed_out}`') },
+    {
+      request: body("ChangePasswordRequest", ChangePasswordRequest),
+      errors: ["invalid_credentials"],
+    },
+  ),
 } satisfies OperationGroup;
 
 /** The chosen organization's money: billing-ledger's member API. */
 export const CabinetMoneyOperations = {
   balance: op("get", "/balance", "The organization's balance", { 200: ok("The balance") }),
   spend: op("get", "/spend", "Charges per budget day, model and operation", { 200: ok('`{object: "spend_report", ...}`') }, { query: SpendQuery }),
-  ledgerLines: op("get", "/ledger/lines", "The ledger, one line per credit or request, newest first", { 200: ok("A page of lines") }, {
-    query: CabinetLedgerLinesQuery,
-  }),
+  ledgerLines: op(
+    "get",
+    "/ledger/lines",
+    "The ledger, one line per credit or request, newest first",
+    { 200: ok("A page of lines") },
+    {
+      query: CabinetLedgerLinesQuery,
+    },
+  ),
   ledger: op("get", "/ledger", "The ledger's entries, newest first", { 200: ok("A page of entries") }, { query: CabinetLedgerQuery }),
-  ledgerCsv: op("get", "/ledger.csv", "The whole ledger as CSV", { 200: { description: "The entries, newest first", text: "text/csv" } }, {
-    query: CabinetLedgerFilter,
-  }),
+  ledgerCsv: op(
+    "get",
+    "/ledger.csv",
+    "The whole ledger as CSV",
+    { 200: { description: "The entries, newest first", text: "text/csv" } },
+    {
+      query: CabinetLedgerFilter,
+    },
+  ),
 } satisfies OperationGroup;
 
 /** The member's own keys in the chosen organization: billing-ledger's member API. */
 export const CabinetKeyOperations = {
   keys: op("get", "/keys", "The member's keys, with today's usage", { 200: ok('`{object: "list", data}`') }),
-  createKey: op("post", "/keys", "Create a key (shown once)", { 201: ok("The key, with `key`") }, {
-    request: body("MemberCreateKeyRequest", MemberCreateKeyRequest),
-  }),
+  createKey: op(
+    "post",
+    "/keys",
+    "Create a key (shown once)",
+    { 201: ok("The key, with `key`") },
+    {
+      request: body("MemberCreateKeyRequest", MemberCreateKeyRequest),
+    },
+  ),
   revokeKey: op("post", "/keys/{key_id}/revoke", "Revoke one of the member's keys", { 200: ok("The key, revoked") }, { errors: ["not_found"] }),
 } satisfies OperationGroup;
 

@@ -1,12 +1,6 @@
 import { z } from "zod";
 import { ErrorCatalog, type ErrorCode } from "../errors";
-import {
-  AdminAccountOperations,
-  AdminCatalogOperations,
-  AdminHoldOperations,
-  AdminInvitationOperations,
-  AdminKeyOperations,
-} from "./admin-operations";
+import { AdminAccountOperations, AdminCatalogOperations, AdminHoldOperations, AdminInvitationOperations, AdminKeyOperations } from "./admin-operations";
 import {
   CabinetFileOperations,
   CabinetJobOperations,
@@ -68,7 +62,8 @@ const SECURITY: Record<ApiOperation["security"], Record<string, string[]>[]> = {
 };
 
 const TAG_NOTES: Record<string, string> = {
-  Admin: "The operator's API (docs/api.md, Account cabinet). The web cabinet's operator session reaches each of these at /cabinet/api/admin/... in place of /admin/v1/...",
+  Admin:
+    "The operator's API (docs/api.md, Account cabinet). The web cabinet's operator session reaches each of these at /cabinet/api/admin/... in place of /admin/v1/...",
   Cabinet: "The web cabinet: its pages and the API they call with the session cookie (docs/api.md, The web cabinet)",
 };
 
@@ -159,7 +154,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
         "charged in integer microrubles. Idempotency, pending requests, uploads and jobs: docs/idempotency.md, docs/pending-requests.md, docs/uploads.md, docs/jobs.md.",
     },
     servers: [{ url: "/" }],
-    tags: ["Text", "Models", "Media jobs", "Files", "MCP", "Admin", "Cabinet", "Service"].map((name) => ({ name, ...(TAG_NOTES[name] ? { description: TAG_NOTES[name] } : {}) })),
+    tags: ["Text", "Models", "Media jobs", "Files", "MCP", "Admin", "Cabinet", "Service"].map((name) => ({
+      name,
+      ...(TAG_NOTES[name] ? { description: TAG_NOTES[name] } : {}),
+    })),
     paths,
     components: {
       schemas,

@@ -61,6 +61,13 @@ export function routePathOf(op: ApiOperation, publicPrefix = ""): string {
   return relative === "" ? "/" : relative;
 }
 
-export const KEY_ERRORS: ErrorCode[] = ["authentication_required", "invalid_api_key", "insufficient_scope", "rate_limited", "service_unavailable", "internal_error"];
+export const KEY_ERRORS: ErrorCode[] = [
+  "authentication_required",
+  "invalid_api_key",
+  "insufficient_scope",
+  "rate_limited",
+  "service_unavailable",
+  "internal_error",
+];
 /** A JSON body: malformed, wrong, too large, not UTF-8 JSON, or too slow to arrive (docs/api.md, Request bodies). */
 export const JSON_ERRORS: ErrorCode[] = ["invalid_json", "invalid_request", "unknown_field", "payload_too_large", "unsupported_media_type", "request_timeout"];
