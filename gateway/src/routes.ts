@@ -23,7 +23,7 @@ export type BodyKind = "json" | "text-json" | "mcp-json" | "stream" | "none";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "PUT" | "DELETE";
-  /** Express-style pattern, e.g. /v1/files/:id */
+  /** Express-style pattern, e.g. /v1/files/:file_id (the operation's path, routePathOf) */
   path: string;
   service: ServiceName;
   auth: Auth;
@@ -114,7 +114,7 @@ export const ROUTES: readonly RouteSpec[] = [
   })),
 ];
 
-/** Whether an Express-style pattern (`/v1/files/:id`, `/admin/v1/*rest`) matches a request path. */
+/** Whether an Express-style pattern (`/v1/files/:file_id`, `/admin/v1/*rest`) matches a request path. */
 export function routeMatches(pattern: string, path: string): boolean {
   const re = new RegExp(
     "^" +

@@ -6,10 +6,12 @@ import { ChatQuoteRequest, MessagesRequest, ResponsesRequest } from "../text";
 import { body, JSON_ERRORS, KEY_ERRORS, type ApiOperation, type Answer, type OperationGroup } from "./operation";
 import { ChatQuote, JsonRpcRequest, MessageResponse, ModelList, PendingObject, PublicModel, ResponseObject } from "./response-schemas";
 
-/**
- * The public operations of the gateway, by what serves them: the gateway forwards each group to its
- * service (gateway/src/routes.ts names one for every operation), billing-ledger mounts the catalog's.
+/*
+ * The public operations of the gateway (`/v1`, `/mcp`), in groups by what serves them: the gateway
+ * forwards each to its service (gateway/src/routes.ts names one for every operation), billing-ledger
+ * mounts the catalog's from ModelOperations.
  */
+
 const PAID_ERRORS: ErrorCode[] = [
   ...JSON_ERRORS,
   "unsupported_parameter",
