@@ -23,11 +23,19 @@ const pnpmEntry = path.join(toolsDir, "node_modules", "pnpm", "bin", "pnpm.cjs")
 /** The Node that runs pnpm, its lifecycle scripts and the workspace, and their environment. */
 let runtime = { node: process.execPath, env: process.env };
 
-function run(cmd, args, opts = {}) {
+/** Runs a command to its end; throws when it fails. */
+function attempt(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts });
-  if (r.status !== 0) {
-    console.error(`\n${cmd} ${args.join(" ")} failed (exit ${r.status ?? r.signal})`);
-    process.exit(r.status ?? 1);
+  if (r.status !== 0) throw Object.assign(new Error(`${cmd} ${args.join(" ")} failed (exit ${r.status ?? r.signal})`), { exitCode: r.status ?? 1 });
+}
+
+/** Runs a command to its end; exits with its code when it fails. */
+function run(cmd, args, opts = {}) {
+  try {
+    attempt(cmd, args, opts);
+  } catch (e) {
+    console.error(`\n${e.message}`);
+    process.exit(e.exitCode);
   }
 }
 
@@ -43,7 +51,7 @@ function ensureNode() {
   if (choice.install) {
     console.log(`installing Node ${pinned} into .tools/node (this machine's Node ${process.versions.node} only bootstraps)`);
     try {
-      installNode({ version: pinned, nodeDir, run });
+      installNode({ version: pinned, nodeDir, run: attempt });
     } catch (e) {
       console.error(`\ncould not install Node ${pinned}: ${e instanceof Error ? e.message : String(e)}`);
       process.exit(1);

@@ -45,6 +45,8 @@ export function installNode({ version, nodeDir, run }) {
     const unpacked = path.join(staging, "node_modules", name);
     const got = nodeVersionOf(path.join(unpacked, "bin", "node"));
     if (got !== version) throw new Error(`${name}@${version} from the registry answers --version with ${got ?? "nothing"}`);
+    // Another checkout command may have finished the same install meanwhile, and be running on it.
+    if (nodeVersionOf(path.join(nodeDir, "bin", "node")) === version) return;
     rmSync(nodeDir, { recursive: true, force: true });
     renameSync(unpacked, nodeDir);
   } finally {

@@ -58,7 +58,7 @@ describe("which Node runs the workspace", () => {
 
 describe("installing the pinned Node", () => {
   /** installNode with `npm install` replaced by a fake that unpacks a node binary printing `answers`. */
-  function install(answers: string): { ok: boolean; error?: string } {
+  function install(answers: string, npmFails = false): { ok: boolean; error?: string } {
     const nodeDir = path.join(dir, ".tools", "node");
     return evaluate(`
       import { mkdirSync, writeFileSync } from "node:fs";
@@ -68,6 +68,7 @@ describe("installing the pinned Node", () => {
         const bin = path.join(staging, "node_modules", m.nodePackageName(), "bin");
         mkdirSync(bin, { recursive: true });
         writeFileSync(path.join(bin, "node"), "#!/bin/sh\\necho ${answers}\\n", { mode: 0o755 });
+        if (${npmFails}) throw new Error("npm install failed (exit 1)");
       };
       try {
         m.installNode({ version: "24.21.0", nodeDir: ${JSON.stringify(nodeDir)}, run });
@@ -87,6 +88,11 @@ describe("installing the pinned Node", () => {
   it("never leaves a download that does not answer as the pinned version in .tools/node", () => {
     expect(install("v22.0.0")).toEqual({ ok: false, error: expect.stringContaining("answers --version with 22.0.0") });
     expect(existsSync(path.join(dir, ".tools", "node"))).toBe(false);
+    expect(readdirSync(path.join(dir, ".tools"))).toEqual([]);
+  });
+
+  it("leaves nothing behind when the download breaks off", () => {
+    expect(install("v24.21.0", true)).toEqual({ ok: false, error: "npm install failed (exit 1)" });
     expect(readdirSync(path.join(dir, ".tools"))).toEqual([]);
   });
 });
