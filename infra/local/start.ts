@@ -32,6 +32,8 @@ const started = Number(process.env.METER_STARTED_AT ?? Date.now());
 const log = (line: string) => console.log(`[start] ${line}`);
 
 async function main(): Promise<void> {
+  // bootstrap.mjs chose it (.tools/node when the machine's is older); every service process inherits it.
+  log(`Node ${process.versions.node} (${process.execPath})`);
   const secrets = localSecrets();
   const env: Record<string, string> = {
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
