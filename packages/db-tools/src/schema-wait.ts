@@ -31,6 +31,8 @@ export interface SchemaState {
   newer: string[];
 }
 
+/** How long a pod waits by default (`MIGRATION_WAIT_TIMEOUT_MS`): longer than a migration Job may run. */
+export const DEFAULT_SCHEMA_WAIT_MS = 15 * 60_000;
 const DEFAULT_POLL_MS = 2000;
 const DEFAULT_PROGRESS_MS = 30_000;
 

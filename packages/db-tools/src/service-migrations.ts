@@ -1,7 +1,7 @@
 import pg from "pg";
 import { deployMigrations } from "./migrations";
 import { ensureDatabase, redactUrl } from "./postgres";
-import { waitForSchema } from "./schema-wait";
+import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
 
 /**
  * A deployed service's migration step (its image's `node dist/migrate.js`, docs/deploy.md, Migrations):
@@ -16,7 +16,6 @@ import { waitForSchema } from "./schema-wait";
 
 /** Not Prisma's own lock id (72707369), which its engine may take on another connection: that would deadlock. */
 const MIGRATION_LOCK_ID = 4_812_215_369;
-const DEFAULT_WAIT_TIMEOUT_MS = 15 * 60_000;
 
 export interface MigrationCommandOptions {
   /** `TEXT`, `BILLING_LEDGER`: the prefix of the service's settings. */
@@ -40,7 +39,7 @@ export async function runMigrationCommand(opts: MigrationCommandOptions): Promis
   }
   if (mode === "wait") {
     const url = required(opts.env, `${opts.prefix}_DATABASE_URL`);
-    const timeoutMs = Number(opts.env.MIGRATION_WAIT_TIMEOUT_MS) || DEFAULT_WAIT_TIMEOUT_MS;
+    const timeoutMs = Number(opts.env.MIGRATION_WAIT_TIMEOUT_MS) || DEFAULT_SCHEMA_WAIT_MS;
     await waitForSchema({ serviceDir: opts.serviceDir, databaseUrl: url, timeoutMs, log });
     return 0;
   }
