@@ -67,12 +67,23 @@ export async function schemaState(serviceDir: string, databaseUrl: string): Prom
     // A row with logs and neither finished nor rolled back is a failed migration (one in progress has no logs).
     const failed = rows
       .filter((r) => missing.includes(r.migration_name) && r.finished_at === null && r.rolled_back_at === null && r.logs)
-      .map((r) => ({ name: r.migration_name, error: r.logs!.trim().split("\n")[0]! }));
+      .map((r) => ({ name: r.migration_name, error: errorSummary(r.logs!) }));
     const local = new Set(wanted);
     return { missing, failed, newer: [...applied].filter((name) => !local.has(name)).sort() };
   } finally {
     await client.end();
   }
+}
+
+/** Prisma's `logs` of a failed migration, without the engine's backtrace (its numbered frames). */
+function errorSummary(logs: string): string {
+  const lines = logs.split("\n");
+  const frames = lines.findIndex((line) => /^\s*\d+: /.test(line));
+  return (frames < 0 ? lines : lines.slice(0, frames))
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(": ")
+    .slice(0, 300);
 }
 
 /** The migrations that are missing (not applied, or failed) on the database, empty when it is up to date. */

@@ -93,14 +93,38 @@ describe("waiting for the schema as the runtime role", () => {
     );
   });
 
-  it("starts at once on a later release's schema (a rollback), and names it", async () => {
+  it("starts at once on a later release's schema (a rollback), and names it; the older release's Job finds nothing to do", async () => {
     await deployWithLock(laterImage, roleUrl("owner"));
+    await expect(deployWithLock(FIXTURE_DIR, roleUrl("owner"))).resolves.toEqual([]);
     const lines: string[] = [];
     await expect(waitForSchema({ serviceDir: FIXTURE_DIR, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: (l) => lines.push(l) })).resolves.toMatchObject({
       missing: [],
       newer: [LATER],
     });
     expect(lines).toEqual([expect.stringMatching(new RegExp(`also has 1 later migration\\(s\\) \\(${LATER}\\): starting`))]);
+  });
+
+  it("names a failed migration while it waits; once marked rolled back (docs/deploy.md), a fixed release's Job applies", async () => {
+    const broken = await mkdtemp(path.join(os.tmpdir(), "meter-schema-wait-"));
+    try {
+      await cp(laterImage, broken, { recursive: true });
+      const name = "20991231000001_more";
+      await mkdir(path.join(broken, "prisma", "migrations", name));
+      await writeFile(path.join(broken, "prisma", "migrations", name, "migration.sql"), 'ALTER TABLE "no_such_table" ADD COLUMN "x" INT;\n');
+      await expect(deployWithLock(broken, roleUrl("owner"))).rejects.toThrow(/no_such_table/);
+      const wait = waitForSchema({ serviceDir: broken, databaseUrl: roleUrl("app"), timeoutMs: 200, pollMs: 50, log: () => undefined });
+      await expect(wait).rejects.toThrow(new RegExp(`after 0\\.2 s: ${name} FAILED \\(external connector error: No such table: no_such_table\\)`));
+
+      // What `prisma migrate resolve --rolled-back` records, as the owner; then the fixed migration applies.
+      await query(roleUrl("owner"), "UPDATE _prisma_migrations SET rolled_back_at = now() WHERE migration_name = $1 AND finished_at IS NULL", [name]);
+      await writeFile(path.join(broken, "prisma", "migrations", name, "migration.sql"), 'ALTER TABLE "notes" ADD COLUMN "x" INT;\n');
+      await expect(deployWithLock(broken, roleUrl("owner"))).resolves.toEqual([name]);
+      await expect(waitForSchema({ serviceDir: broken, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: () => undefined })).resolves.toMatchObject({
+        missing: [],
+      });
+    } finally {
+      await rm(broken, { recursive: true, force: true });
+    }
   });
 
   it("keeps waiting while the database cannot be reached, and says so", async () => {
