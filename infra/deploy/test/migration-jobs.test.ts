@@ -70,6 +70,7 @@ describe.each(OVERLAYS)("migrations in k8s/overlays/%s", (overlay) => {
   });
 
   it("keeps the Jobs' pods out of their services: no Service, budget or Deployment selects them", () => {
+    expect(jobs).toHaveLength(OWNERS.length);
     for (const job of jobs) {
       const labels = job.spec.template.metadata!.labels!;
       expect(labels["app.kubernetes.io/component"]).toBe("migration");
