@@ -33,6 +33,7 @@ export async function runMigrationCommand(opts: MigrationCommandOptions): Promis
   const mode = opts.argv[0] ?? "deploy";
   if (mode === "deploy") {
     const url = required(opts.env, `${opts.prefix}_MIGRATION_DATABASE_URL`);
+    await waitForServer(url, Number(opts.env.MIGRATION_CONNECT_TIMEOUT_MS) || DEFAULT_CONNECT_TIMEOUT_MS, log);
     const applied = await deployWithLock(opts.serviceDir, url);
     log(applied.length > 0 ? `applied ${applied.join(", ")} on ${redactUrl(url)}` : `no pending migrations on ${redactUrl(url)}`);
     return 0;
@@ -45,6 +46,38 @@ export async function runMigrationCommand(opts: MigrationCommandOptions): Promis
   }
   log(`usage: node dist/migrate.js [deploy|wait] (got ${mode})`);
   return 2;
+}
+
+/** Within the Job's deadline (600 s): a first install may start it before PostgreSQL accepts connections. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 5 * 60_000;
+const CONNECT_POLL_MS = 2000;
+
+/** A server not answering yet (refused, unknown host, starting up) is waited for; anything else fails at once. */
+const notAnsweringYet = (error: unknown): boolean => {
+  const code = (error as { code?: string }).code ?? "";
+  return !/^[0-9A-Z]{5}$/.test(code) || code === "57P03";
+};
+
+/** Waits until the database's server accepts connections, at most `timeoutMs`. */
+export async function waitForServer(url: string, timeoutMs: number, log: (line: string) => void, pollMs = CONNECT_POLL_MS): Promise<void> {
+  const started = Date.now();
+  let said = false;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      return;
+    } catch (error) {
+      // A missing database is ensureDatabase's to create; a refused password is final.
+      if (!notAnsweringYet(error)) return;
+      if (Date.now() - started >= timeoutMs) throw new Error(`${redactUrl(url)} not reachable after ${timeoutMs / 1000} s: ${(error as Error).message}`);
+      if (!said) log(`waiting for ${redactUrl(url)} to accept connections: ${(error as Error).message}`);
+      said = true;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
 }
 
 function required(env: NodeJS.ProcessEnv, key: string): string {

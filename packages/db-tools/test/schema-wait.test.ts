@@ -127,6 +127,20 @@ describe("waiting for the schema as the runtime role", () => {
     }
   });
 
+  it("migrates (the Job) once the server answers, and gives up after its bound when it never does", async () => {
+    const lines: string[] = [];
+    const env = { TEXT_MIGRATION_DATABASE_URL: roleUrl("owner"), MIGRATION_CONNECT_TIMEOUT_MS: "1000" };
+    await expect(runMigrationCommand({ prefix: "TEXT", serviceDir: FIXTURE_DIR, argv: ["deploy"], env, log: (l) => lines.push(l) })).resolves.toBe(0);
+    expect(lines).toEqual([expect.stringMatching(/^no pending migrations on /)]);
+
+    const closed = new URL(roleUrl("owner"));
+    closed.port = "1";
+    const lost = { TEXT_MIGRATION_DATABASE_URL: closed.toString(), MIGRATION_CONNECT_TIMEOUT_MS: "300" };
+    await expect(runMigrationCommand({ prefix: "TEXT", serviceDir: FIXTURE_DIR, argv: ["deploy"], env: lost, log: () => undefined })).rejects.toThrow(
+      /:1\/\S+ not reachable after 0\.3 s: .*ECONNREFUSED/,
+    );
+  });
+
   it("keeps waiting while the database cannot be reached, and says so", async () => {
     const lines: string[] = [];
     const missingDb = withDatabaseName(roleUrl("app"), `${db}_absent`);
