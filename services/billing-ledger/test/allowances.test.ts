@@ -309,6 +309,30 @@ describe("money parked in allowances", () => {
   });
 });
 
+describe("an allowance spent while others place", () => {
+  it("its requests' commands, its close and per-request placements interleave without passing the budget", async () => {
+    const a = await seedAccount(h, { credit: 10_000_000, dailyBudget: 150_000 });
+    const allowance = randomUUID();
+    // A quarter of the 150,000 budget.
+    expect(await op(grantOp(a.keyId, 100_000, 1_000, allowance))).toMatchObject({ ok: true, hold: { amount_microrub: 37_500 } });
+    const requests = Array.from({ length: 20 }, () => randomUUID());
+    const work: Promise<unknown>[] = [
+      ...requests.map((id) => commands.settle(allowance, a.keyId, 1_500, 1_000, id)),
+      commands.close(allowance, 30_000),
+      ...Array.from({ length: 40 }, () => op(placeOp(a.keyId, 4_000))),
+    ];
+    const results = await Promise.all(work);
+    const settled = results.slice(0, 20) as { outcome: HoldOutcome }[];
+    expect(settled.every((r) => r.outcome === "settled")).toBe(true);
+    const placed = (results.slice(21) as Awaited<ReturnType<typeof op>>[]).filter((r) => r.ok).length;
+    expect(await hold(allowance)).toMatchObject({ status: "released", consumed_microrub: 30_000 });
+    const today = await usage(a.keyId);
+    expect(today).toMatchObject({ spent_microrub: 20_000, reserved_microrub: placed * 4_000 });
+    expect(today.spent_microrub + today.reserved_microrub).toBeLessThanOrEqual(150_000);
+    await h.assertBooksBalance();
+  });
+});
+
 describe("an allowance nobody closes", () => {
   it("expires, freeing what its requests did not take", async () => {
     const a = await seedAccount(h, { credit: 1_000_000 });
