@@ -10,6 +10,9 @@ export const BillingErrors = {
   holdNotFound: (id: string) => new AppError("not_found", `hold ${id} does not exist`),
   holdConflict: (id: string, status: string) => new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
   holdIdReused: (id: string) => new AppError("conflict", `hold ${id} already exists with other parameters`),
+  /** A close with another used amount, one below what was recorded or above the allowance, or a release of one waiting for its requests. */
+  allowanceConflict: (id: string) =>
+    new AppError("conflict", `allowance ${id} does not take this: it was closed with another used amount, or the amount does not fit what it holds`),
   settleExceedsHold: (id: string) => new AppError("settle_exceeds_hold", `the amount exceeds what hold ${id} reserved`),
   /** Nothing was written: the same operation may be sent again. */
   holdsBusy: () =>

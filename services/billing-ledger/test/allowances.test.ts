@@ -254,6 +254,11 @@ describe("requests on an allowance", () => {
     // Closed with 8,000: a request beyond that is not its holder's.
     expect((await commands.settle(allowance, a.keyId, 1_500, 1_000)).outcome).toBe("conflict");
     expect(await commands.close(allowance, 9_000)).toBe("conflict");
+    // Over HTTP, a close that does not fit is a 409 that says so.
+    expect(await op({ op: "release", hold_id: allowance, reason: "idle", used_microrub: 9_000 })).toMatchObject({
+      ok: false,
+      error: { status: 409, code: "conflict", message: expect.stringContaining(`allowance ${allowance}`) },
+    });
     // The hold audit's word ("no such allowance") cannot end a close that waits for its requests.
     expect(outcomeOf((await h.services.holds.apply([{ op: "release", hold_id: allowance, reason: "absent" }]))[0])).toBe("conflict");
     await commands.release(allowance, a.keyId, 1_000);

@@ -22,7 +22,10 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null, retryAfte
   invalid_key: () => BillingErrors.invalidKey(),
   daily_budget_exceeded: (_op, _hold, retryAfterS) => BillingErrors.dailyBudgetExceeded(retryAfterS),
   insufficient_balance: (_op, _hold, retryAfterS) => BillingErrors.insufficientBalance(retryAfterS),
-  conflict: (op, hold) => BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
+  conflict: (op, hold) =>
+    hold?.kind === "allowance" && hold.status === "active"
+      ? BillingErrors.allowanceConflict(op.hold_id)
+      : BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
   exceeds_hold: (op) => BillingErrors.settleExceedsHold(op.hold_id),
   not_found: (op) => BillingErrors.holdNotFound(op.hold_id),
   // Only a command from the bus names a source (the HTTP ops cannot): never an answer to a caller.
