@@ -99,6 +99,21 @@ describe("granting an allowance", () => {
     expect(await op(grantOp(a.keyId, 1_000, 1_000, requestId))).toMatchObject({ ok: false, error: { code: "conflict" } });
   });
 
+  it("grants whole requests of the asking request's estimate, so no remainder too small for one stays parked", async () => {
+    const a = await seedAccount(h, { credit: 1_000_000 });
+    // A quarter of 1,000,000 is 250,000: 35 requests of 7,000 (245,000), not 35.7 of them.
+    const r = await op({ ...grantOp(a.keyId, 400_000, 28_000), unit_microrub: 7_000 } as HoldOp);
+    expect(r).toMatchObject({ ok: true, hold: { amount_microrub: 245_000 } });
+    // Fewer whole requests than the holder's minimum: refused, nothing placed.
+    const poor = await seedAccount(h, { credit: 110_000 });
+    const refused = randomUUID();
+    expect(await op({ ...grantOp(poor.keyId, 100_000, 28_000, refused), unit_microrub: 7_000 } as HoldOp)).toMatchObject({
+      ok: false,
+      error: { code: "insufficient_balance" },
+    });
+    expect(await hold(refused)).toBeUndefined();
+  });
+
   it("refuses near a limit, placing nothing: the short limit says which", async () => {
     const poor = await seedAccount(h, { credit: 30_000 });
     const refused = randomUUID();

@@ -8,7 +8,7 @@
 --
 -- p_ops: a JSON array of the contracts' HoldOp (packages/contracts/src/billing.ts), as the caller sent it:
 --   {op: "place",   hold_id, key_id, amount_microrub, operation, model, source, owner_ref}
---   {op: "grant",   hold_id, key_id, amount_microrub, min_microrub, operation, source, owner_ref}
+--   {op: "grant",   hold_id, key_id, amount_microrub, min_microrub, unit_microrub?, operation, source, owner_ref}
 --   {op: "settle",  hold_id, amount_microrub, allowance?}
 --   {op: "release", hold_id, reason, allowance?, used_microrub?}
 -- plus billing's own {op: "expire", hold_id, reason} and the books cross-check's
@@ -128,9 +128,9 @@ BEGIN
       jsonb_to_recordset(p_ops) AS (op text, hold_id uuid, key_id uuid, amount_microrub bigint, operation text,
                                     model text, source text, owner_ref text, reason text, organization_id uuid,
                                     settled_microrub bigint, settled_at timestamptz, min_microrub bigint,
-                                    allowance jsonb, used_microrub bigint)
+                                    allowance jsonb, used_microrub bigint, unit_microrub bigint)
     ) WITH ORDINALITY AS x(op, hold_id, key_id, amount_microrub, operation, model, source, owner_ref, reason,
-                           organization_id, settled_microrub, settled_at, min_microrub, allowance, used_microrub, n)
+                           organization_id, settled_microrub, settled_at, min_microrub, allowance, used_microrub, unit_microrub, n)
     ORDER BY x.n
   LOOP
     v_outcome := NULL;
@@ -217,6 +217,11 @@ BEGIN
           -- At most a share of what is left, so that near a limit no allowance is granted and the last
           -- microrubles go to per-request holds.
           v_granted := LEAST(it.amount_microrub, floor(LEAST(v_left_budget, v_left_balance) * p_allowance_max_share)::bigint);
+          -- Whole requests of the holder's estimate: a remainder too small for one would stay parked
+          -- in the allowance while the same request is refused per request.
+          IF it.unit_microrub > 0 THEN
+            v_granted := v_granted - v_granted % it.unit_microrub;
+          END IF;
           IF v_granted < GREATEST(it.min_microrub, 1) THEN
             v_outcome := CASE WHEN v_left_budget <= v_left_balance THEN 'daily_budget_exceeded' ELSE 'insufficient_balance' END;
           ELSE
