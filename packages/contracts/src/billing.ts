@@ -227,6 +227,8 @@ export const FinalHold = z.object({
   status: z.enum(["settled", "released"]),
   settled_microrub: Microrub.nullable(),
   final_at: z.iso.datetime(),
+  /** A request's hold placed on an allowance: billing repairs it as its command would have. */
+  allowance: AllowanceSpend.nullable().optional(),
 });
 export type FinalHold = z.infer<typeof FinalHold>;
 

@@ -166,3 +166,43 @@ it("leaves a request on an allowance to its own settlement while that may still 
   expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 996_000, reserved_microrub: 45_000 }));
   await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "idle", used_microrub: 5_000 }]);
 });
+
+it("repairs a request on an allowance whose command was lost as that command: charged once, taken from the allowance, which then closes", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+  const allowanceId = randomUUID();
+  await h.services.holds.apply([
+    { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 50_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al" },
+  ]);
+  const spendOf = (r: FinalHold) => ({
+    allowance_id: allowanceId,
+    key_id: a.keyId,
+    reserved_microrub: 5_000,
+    operation: "text" as const,
+    model: "m",
+    owner_ref: r.owner_ref,
+  });
+  const settled = finalOf(a, { status: "settled" });
+  const released = finalOf(a, { status: "released" });
+  const records = [settled, released].map((r) => ({ ...r, allowance: spendOf(r) }));
+  // The holder closed the allowance with both requests' estimates; neither command ever arrived.
+  await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "idle", used_microrub: 10_000, source: "text" }]);
+
+  // (Other tests' charges are billing's alone here: only this test's records are compared.)
+  const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
+  const pass = await crossCheck(textOwner(records)).run();
+  expect(pass.differences.filter(ours).map((d) => [d.kind, d.repaired])).toEqual([
+    ["missing_at_billing", true],
+    ["missing_at_billing", true],
+  ]);
+  expect(await h.services.holdReads.find(settled.hold_id)).toMatchObject({ status: "settled", settled_microrub: 4_000, allowance_id: allowanceId });
+  expect(await h.services.holdReads.find(released.hold_id)).toMatchObject({ status: "released", allowance_id: allowanceId });
+  // The allowance got its requests and closed: nothing stays reserved, one charge.
+  expect(await h.services.holdReads.find(allowanceId)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 996_000, reserved_microrub: 0 }));
+  // A second pass, or the late command itself, changes nothing.
+  expect((await crossCheck(textOwner(records)).run()).differences.filter(ours)).toEqual([]);
+  const [late] = await h.services.holds.apply([
+    { op: "settle", hold_id: settled.hold_id, amount_microrub: 4_000, source: "text", allowance: spendOf(settled) },
+  ]);
+  expect(late).toMatchObject({ outcome: "already" });
+});

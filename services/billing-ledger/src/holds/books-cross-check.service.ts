@@ -1,4 +1,4 @@
-import type { FinalHold, FinalHoldsCursor, Hold, HoldSource } from "@meter/contracts";
+import type { AllowanceSpend, FinalHold, FinalHoldsCursor, Hold, HoldSource } from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
 import type { HoldOwners } from "./hold-owners.adapter";
@@ -192,6 +192,11 @@ export class BooksCrossCheckService {
 /** The difference between one final record and billing's hold of it, with the op that repairs it if one does. */
 function differenceOf(source: HoldSource, owner: FinalHold, billing: Hold | undefined): { difference: CrossCheckDifference; op?: LedgerOp } | undefined {
   const base = { source, hold_id: owner.hold_id, owner, repaired: false };
+  if (!billing && owner.allowance) {
+    // A request placed on an allowance whose command never arrived: applied as that command would
+    // have been, so the estimate leaves the allowance and the allowance can close.
+    return { difference: { ...base, kind: "missing_at_billing" }, op: allowanceCommandOf(source, owner, owner.allowance) };
+  }
   if (!billing) {
     // A release billing never saw moved no money (often a placement that was refused): nothing to repair.
     if (owner.status === "released") return undefined;
@@ -226,4 +231,11 @@ function differenceOf(source: HoldSource, owner: FinalHold, billing: Hold | unde
   if (billingCharged !== (owner.status === "settled")) return { difference: { ...difference, kind: "status_differs" } };
   if (billingCharged && billing.settled_microrub !== owner.settled_microrub) return { difference: { ...difference, kind: "amount_differs" } };
   return undefined;
+}
+
+/** The settle or release an owner's outbox sends for a request's hold placed on an allowance. */
+function allowanceCommandOf(source: HoldSource, owner: FinalHold, allowance: AllowanceSpend): LedgerOp {
+  return owner.status === "settled"
+    ? { op: "settle", hold_id: owner.hold_id, amount_microrub: owner.settled_microrub ?? 0, source, allowance }
+    : { op: "release", hold_id: owner.hold_id, reason: `released by ${source} (books cross-check)`, source, allowance };
 }
