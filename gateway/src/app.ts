@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from "express";
 import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders, UNSIGNED_PAYLOAD, buildOpenApiDocument } from "@meter/contracts";
-import { AppError, createServiceApp, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
+import { AppError, createServiceApp, markRequest, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
 import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedOn } from "./routes";
 import { isAdminToken, presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
@@ -116,7 +116,9 @@ function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
         const how = auth.xApiKey ? "Authorization: Bearer <key> or x-api-key" : "Authorization: Bearer <key>";
         throw new AppError("authentication_required", `an API key is required (${how})`);
       }
+      markRequest(req, "auth.start");
       const keyIdentity = await deps.keys.verify(key);
+      markRequest(req, "auth.end");
       if (auth.anyOf.length > 0 && !auth.anyOf.some((s) => keyIdentity.scopes.includes(s))) {
         throw new AppError("insufficient_scope", `this API key needs the ${auth.anyOf.map((s) => `"${s}"`).join(" or ")} scope`);
       }
@@ -163,7 +165,9 @@ function forward(spec: RouteSpec, deps: GatewayDeps, proxies: Map<ServiceName, R
     }
     // The signature binds the body too: a JSON body as read here, a streamed one (uploads) not at all.
     const body = spec.body === "stream" ? UNSIGNED_PAYLOAD : (res.locals.rawBody ?? "");
+    markRequest(req, "sign.start");
     Object.assign(req.headers, deps.auth.sign(res.locals.identity as Identity, { audience: spec.service, method: req.method, path: req.originalUrl, body }));
+    markRequest(req, "sign.end");
     req.headers["x-request-id"] = req.requestId;
     return proxy(req, res, next);
   };

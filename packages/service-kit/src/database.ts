@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Pool, types, type PoolClient } from "pg";
+import { mark, timingsEnabled } from "./timing/request-timings";
 
 /** PostgreSQL's `date`: a calendar day, with no time or zone to shift it. */
 const DATE_OID = 1082;
@@ -32,6 +33,7 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
   // An idle connection can die (a database restart, an administrator): pg then drops it from the pool.
   // Without a listener that error would end the process.
   pool.on("error", (error) => opts.onIdleError?.(error));
+  if (timingsEnabled()) timePoolQueries(pool);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
@@ -40,6 +42,22 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
       await prisma.$disconnect();
       await pool.end();
     },
+  };
+}
+
+/**
+ * The benchmark's waterfall (METER_TIMINGS_DIR): each pool.query of a request marked by its first
+ * word, with the moment it got a connection from the pool (`db.acquired`) between start and end.
+ */
+function timePoolQueries(pool: Pool): void {
+  pool.on("acquire", () => mark("db.acquired"));
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    if (typeof args[args.length - 1] === "function") return query(...args);
+    const text = typeof args[0] === "string" ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? "");
+    const verb = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase() ?? "query";
+    mark(`db.${verb}.start`);
+    return (query(...args) as Promise<unknown>).finally(() => mark(`db.${verb}.end`));
   };
 }
 
