@@ -11,6 +11,7 @@ import type { BodyPace } from "./http/body-pace";
 import { withoutInternalEndpoints } from "./http/internal-port";
 import { lingeringClose } from "./http/lingering-close";
 import { admission, type AdmissionLimits } from "./overload/admission";
+import type { PublishedModels } from "./catalog/published-models";
 import { serviceProxy } from "./proxy/service-proxy";
 
 export interface GatewayDeps {
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   cabinet?: RequestHandler;
   /** TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`); false when none. */
   trustProxy: false | number | string[];
+  /** `GET /v1/models` from the gateway's copy of the published catalog; without it, forwarded to billing. */
+  models?: PublishedModels;
 }
 
 /** Headers a client must never be able to set on the way in. */
@@ -80,9 +83,19 @@ export function createApp(deps: GatewayDeps): Express {
 
     // A body the gateway reads is read before the request takes its in-flight places: a slow client
     // holds none while it sends. A streamed one (uploads) takes its place first and must keep a pace.
+    const servedHere = (spec: RouteSpec): RequestHandler[] =>
+      deps.models && spec.method === "GET" && spec.path === "/v1/models" ? [deps.models.handler()] : [];
     for (const spec of ROUTES) {
       const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
-      app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), admit(spec.service), checkQuoteScope(spec), forward(spec, deps, proxies));
+      app[method](
+        spec.path,
+        authenticate(spec, deps),
+        ...bodyFor(spec),
+        ...servedHere(spec),
+        admit(spec.service),
+        checkQuoteScope(spec),
+        forward(spec, deps, proxies),
+      );
     }
     app.use(["/v1", "/mcp", "/admin"], bearerChallenge());
 
