@@ -83,14 +83,15 @@ export interface RawSql {
 
 export interface RawSqlDb extends RawSql {
   /** One transaction on one connection; rolled back when `fn` throws. */
-  $transaction<R>(fn: (tx: RawSql) => Promise<R>, options?: { timeout?: number }): Promise<R>;
+  $transaction<R>(fn: (tx: RawSql) => Promise<R>, options?: { timeout?: number; synchronousCommit?: boolean }): Promise<R>;
 }
 
 /**
  * The pool as a RawSqlDb: what the outbox relay needs, without Prisma's interactive transaction, whose
  * engine round trips cost more CPU than the relay's own statements (it runs after every paid request).
  * `timeout` bounds how long the transaction may sit idle between statements (PostgreSQL ends the
- * session and its locks then), as Prisma's transaction timeout does.
+ * session and its locks then), as Prisma's transaction timeout does; `synchronousCommit: false` is for
+ * a transaction whose loss in a crash is harmless (it is done again).
  */
 export function rawSqlOf(pool: Pool): RawSqlDb {
   const on = (c: Pool | PoolClient): RawSql => ({
@@ -103,12 +104,16 @@ export function rawSqlOf(pool: Pool): RawSqlDb {
   });
   return {
     ...on(pool),
-    async $transaction<R>(fn: (tx: RawSql) => Promise<R>, options: { timeout?: number } = {}): Promise<R> {
+    async $transaction<R>(fn: (tx: RawSql) => Promise<R>, options: { timeout?: number; synchronousCommit?: boolean } = {}): Promise<R> {
       const client = await pool.connect();
       let broken: unknown;
       try {
-        // One round trip: the setting travels with BEGIN (an integer of ours, never input).
-        await client.query(options.timeout ? `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.timeout)}` : "BEGIN");
+        // One round trip: the settings travel with BEGIN (an integer of ours, never input).
+        const begin = ["BEGIN"];
+        if (options.timeout) begin.push(`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.timeout)}`);
+        // Off: the commit does not wait for its WAL flush (lost in a crash, never half applied).
+        if (options.synchronousCommit === false) begin.push("SET LOCAL synchronous_commit = off");
+        await client.query(begin.join("; "));
         const result = await fn(on(client));
         await client.query("COMMIT");
         return result;
