@@ -43,7 +43,8 @@ import { runWaterfall } from "./waterfall";
  *   BENCH_WATERFALL      n: instead of the load runs, the c=1 waterfall of n sequential requests of each kind
  *                        (bench/text/waterfall.ts): every mark of the gateway, text and billing-ledger on one
  *                        time axis, and each step's p50/p90. BENCH_WATERFALL_MODEL picks the model (the fake upstream's),
- *                        BENCH_WATERFALL_KINDS the requests ("messages,quote,models"); with BENCH_PROFILE_DIR, CPU profiles
+ *                        BENCH_WATERFALL_KINDS the requests ("messages,quote,models"), BENCH_WATERFALL_GAP_MS a pause
+ *                        before each request (the previous one's tail then over); with BENCH_PROFILE_DIR, CPU profiles
  *   BENCH_QUIET_CORES    on a shared machine: before each run, wait (up to 3 minutes) until the
  *                        machine's CPU outside this benchmark is below this many cores, and run again
  *                        (up to twice) a run during which other work took more than that. Default 0.3;
@@ -666,6 +667,7 @@ async function main(): Promise<void> {
         ...(process.env.BENCH_WATERFALL_MODEL ? { model: process.env.BENCH_WATERFALL_MODEL } : {}),
         ...(process.env.BENCH_WATERFALL_KINDS ? { kinds: process.env.BENCH_WATERFALL_KINDS.split(",") as ("messages" | "quote" | "models")[] } : {}),
         ...(profileDir ? { profileDir } : {}),
+        ...(process.env.BENCH_WATERFALL_GAP_MS ? { gapMs: Number(process.env.BENCH_WATERFALL_GAP_MS) } : {}),
       });
     } finally {
       await stopChild(upstream.child);

@@ -109,6 +109,8 @@ export async function runWaterfall(opts: {
   model?: string;
   kinds?: Kind[];
   profileDir?: string;
+  /** A pause before each request, so the previous one's tail (relay, settlement) is over when it starts. */
+  gapMs?: number;
 }): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "meter-timings-"));
   const model = opts.model ?? FAKE_MODEL;
@@ -136,7 +138,7 @@ export async function runWaterfall(opts: {
       return groups;
     };
     console.log(
-      `waterfall: ${opts.requests} sequential requests of each kind (${kinds.join(", ")}), model ${model}; load average ${os
+      `waterfall: ${opts.requests} sequential requests of each kind (${kinds.join(", ")}), model ${model}, ${opts.gapMs ?? 0} ms between; load average ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")}`,
@@ -162,7 +164,10 @@ export async function runWaterfall(opts: {
       const firstUs = nowUs();
       const cpuBefore = cpuTicks(pidsOf);
       const sent: Awaited<ReturnType<typeof send>>[] = [];
-      for (let i = 0; i < opts.requests; i++) sent.push(await send());
+      for (let i = 0; i < opts.requests; i++) {
+        if (opts.gapMs) await new Promise((r) => setTimeout(r, opts.gapMs));
+        sent.push(await send());
+      }
       const cpuAfter = cpuTicks(pidsOf);
       windows.push({ label: `waterfall-${kind}`, startUs: firstUs, endUs: nowUs() });
       if (opts.profileDir && kind === kinds[0]) writeFileSync(path.join(opts.profileDir, "processes.json"), JSON.stringify(Object.fromEntries(pidsOf())));
@@ -185,6 +190,7 @@ export async function runWaterfall(opts: {
       console.log(`\n${spec.method} ${spec.path}: statuses ${JSON.stringify(statuses)}, ${byRid.size} traced`);
       printMarks(samples);
       printSteps(samples);
+      // Per request, so the pauses between requests (BENCH_WATERFALL_GAP_MS) are charged their idle timers too.
       const cpu = [...cpuAfter].map(([g, t]) => `${g} ${((1000 * (t - (cpuBefore.get(g) ?? 0))) / TICKS_PER_S / opts.requests).toFixed(2)}`);
       console.log(`  CPU ms per request (from /proc, 10 ms ticks): ${cpu.join(", ")}`);
     }
