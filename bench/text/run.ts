@@ -10,6 +10,7 @@ import { repoRoot } from "@meter/local-infra";
 import { FAKE_MODEL, startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
 import { allProcesses, machineTicks, memoryOf, TICKS_PER_S } from "./proc";
 import { printProfileSummary } from "./profile-summary";
+import { runWaterfall } from "./waterfall";
 
 /**
  * `pnpm bench:text`: one run, side by side, against the same fake upstream in its own process:
@@ -39,6 +40,11 @@ import { printProfileSummary } from "./profile-summary";
  *   BENCH_PROFILE_DIR    run every service and the forwarder with --cpu-prof into this folder, and
  *                        summarize the profiles over each run's window at the end
  *   BENCH_JSON           where the figures go as JSON (bench/text/last-run.json, git-ignored)
+ *   BENCH_WATERFALL      n: instead of the load runs, the c=1 waterfall of n sequential requests of each kind
+ *                        (bench/text/waterfall.ts): every mark of the gateway, text and billing-ledger on one
+ *                        time axis, and each step's p50/p90. BENCH_WATERFALL_MODEL picks the model (the fake upstream's),
+ *                        BENCH_WATERFALL_KINDS the requests ("messages,quote,models"), BENCH_WATERFALL_GAP_MS a pause
+ *                        before each request (the previous one's tail then over); with BENCH_PROFILE_DIR, CPU profiles
  *   BENCH_QUIET_CORES    on a shared machine: before each run, wait (up to 3 minutes) until the
  *                        machine's CPU outside this benchmark is below this many cores, and run again
  *                        (up to twice) a run during which other work took more than that. Default 0.3;
@@ -652,6 +658,22 @@ async function main(): Promise<void> {
       .join(" ")}`,
   );
   const upstream = await startHelper("fake-upstream.process.ts", [], []);
+  if (process.env.BENCH_WATERFALL) {
+    try {
+      await runWaterfall({
+        requests: Number(process.env.BENCH_WATERFALL),
+        upstreamUrl: upstream.info.anthropicBaseUrl!,
+        upstreamPid: upstream.info.pid,
+        ...(process.env.BENCH_WATERFALL_MODEL ? { model: process.env.BENCH_WATERFALL_MODEL } : {}),
+        ...(process.env.BENCH_WATERFALL_KINDS ? { kinds: process.env.BENCH_WATERFALL_KINDS.split(",") as ("messages" | "quote" | "models")[] } : {}),
+        ...(profileDir ? { profileDir } : {}),
+        ...(process.env.BENCH_WATERFALL_GAP_MS ? { gapMs: Number(process.env.BENCH_WATERFALL_GAP_MS) } : {}),
+      });
+    } finally {
+      await stopChild(upstream.child);
+    }
+    return;
+  }
   const forwarder = await startHelper("forwarder.process.ts", [upstream.info.anthropicBaseUrl!], nodeArgs);
   let sut: SystemUnderTest | undefined;
   const clients: Client[] = [];

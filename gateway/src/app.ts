@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from "express";
 import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders, UNSIGNED_PAYLOAD, buildOpenApiDocument } from "@meter/contracts";
-import { AppError, createServiceApp, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
+import { AppError, createServiceApp, markRequest, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
 import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedOn } from "./routes";
 import { isAdminToken, presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
@@ -11,6 +11,7 @@ import type { BodyPace } from "./http/body-pace";
 import { withoutInternalEndpoints } from "./http/internal-port";
 import { lingeringClose } from "./http/lingering-close";
 import { admission, type AdmissionLimits } from "./overload/admission";
+import type { PublishedModels } from "./catalog/published-models";
 import { serviceProxy } from "./proxy/service-proxy";
 
 export interface GatewayDeps {
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   cabinet?: RequestHandler;
   /** TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`); false when none. */
   trustProxy: false | number | string[];
+  /** `GET /v1/models` from the gateway's copy of the published catalog; without it, forwarded to billing. */
+  models?: PublishedModels;
 }
 
 /** Headers a client must never be able to set on the way in. */
@@ -87,9 +90,19 @@ export function createPublicApp(deps: GatewayDeps): Express {
 
     // A body the gateway reads is read before the request takes its in-flight places: a slow client
     // holds none while it sends. A streamed one (uploads) takes its place first and must keep a pace.
+    const servedHere = (spec: RouteSpec): RequestHandler[] =>
+      deps.models && spec.method === "GET" && spec.path === "/v1/models" ? [deps.models.handler()] : [];
     for (const spec of ROUTES) {
       const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
-      app[method](spec.path, authenticate(spec, deps), ...bodyFor(spec), admit(spec.service), checkQuoteScope(spec), forward(spec, deps, proxies));
+      app[method](
+        spec.path,
+        authenticate(spec, deps),
+        ...bodyFor(spec),
+        ...servedHere(spec),
+        admit(spec.service),
+        checkQuoteScope(spec),
+        forward(spec, deps, proxies),
+      );
     }
     app.use(["/v1", "/mcp", "/admin"], bearerChallenge());
 
@@ -120,7 +133,9 @@ function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
         const how = auth.xApiKey ? "Authorization: Bearer <key> or x-api-key" : "Authorization: Bearer <key>";
         throw new AppError("authentication_required", `an API key is required (${how})`);
       }
+      markRequest(req, "auth.start");
       const keyIdentity = await deps.keys.verify(key);
+      markRequest(req, "auth.end");
       if (auth.anyOf.length > 0 && !auth.anyOf.some((s) => keyIdentity.scopes.includes(s))) {
         throw new AppError("insufficient_scope", `this API key needs the ${auth.anyOf.map((s) => `"${s}"`).join(" or ")} scope`);
       }
@@ -167,7 +182,9 @@ function forward(spec: RouteSpec, deps: GatewayDeps, proxies: Map<ServiceName, R
     }
     // The signature binds the body too: a JSON body as read here, a streamed one (uploads) not at all.
     const body = spec.body === "stream" ? UNSIGNED_PAYLOAD : (res.locals.rawBody ?? "");
+    markRequest(req, "sign.start");
     Object.assign(req.headers, deps.auth.sign(res.locals.identity as Identity, { audience: spec.service, method: req.method, path: req.originalUrl, body }));
+    markRequest(req, "sign.end");
     req.headers["x-request-id"] = req.requestId;
     return proxy(req, res, next);
   };

@@ -9,6 +9,7 @@ import { createCabinet } from "./cabinet/cabinet";
 import type { GatewayConfig } from "./config";
 import { startRevocationListener } from "./consumers/key-revoked.consumer";
 import { createInternalApp } from "./http/internal-port";
+import { PublishedModels } from "./catalog/published-models";
 
 export interface GatewayComposition {
   /** The public port: /healthz, the API, the admin API and the cabinet. */
@@ -38,8 +39,16 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
   const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
   const metrics = new Metrics("gateway");
   const keys = new KeyVerifier(new BillingClient(billingHttp), config.KEY_CACHE_TTL_MS);
-  // In the background: the gateway serves (on the TTL alone) while the broker is away.
-  const revocations = startRevocationListener({ url: config.RABBITMQ_URL, keys, signing: auth.keys, logger, metrics });
+  const models = new PublishedModels(billingHttp, config.MODELS_CACHE_TTL_MS);
+  // In the background: the gateway serves (on the TTLs alone) while the broker is away.
+  const revocations = startRevocationListener({
+    url: config.RABBITMQ_URL,
+    keys,
+    onCatalogChanged: () => models.changed(),
+    signing: auth.keys,
+    logger,
+    metrics,
+  });
   const services = {
     text: config.TEXT_URL,
     "media-jobs": config.MEDIA_JOBS_URL,
@@ -77,6 +86,7 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     mediaEnabled: config.MEDIA_ENABLED,
     cabinet,
     trustProxy: config.TRUST_PROXY,
+    models,
   });
   // Ready whenever it runs: a gateway taken out of its load balancer because billing-ledger is down would
   // turn the contract's 503 (with Retry-After, nothing reserved) into the balancer's own error page,

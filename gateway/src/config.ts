@@ -30,6 +30,11 @@ export const GatewayConfig = CommonConfig.extend({
    * lookup. Revocations arrive over RabbitMQ at once; this is how long a revoked key lives without it.
    */
   KEY_CACHE_TTL_MS: env.int(4000, { min: 0, max: 5000 }),
+  /**
+   * How long the gateway answers `GET /v1/models` from its copy of billing's catalog without asking
+   * again. Each `billing.catalog.changed` drops the copy at once; this bounds a change not heard.
+   */
+  MODELS_CACHE_TTL_MS: env.int(2000, { min: 0, max: 60_000 }),
   /** Revocation events (`billing.key.revoked`); the gateway serves on without the broker. */
   RABBITMQ_URL: env.secretUrl("amqp://guest:guest@127.0.0.1:5672"),
   TEXT_BODY_LIMIT_BYTES: env.int(10 * 1024 * 1024, { min: 1024 }),

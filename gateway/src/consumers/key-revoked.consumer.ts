@@ -12,6 +12,8 @@ export interface RevocationListener {
 export interface RevocationListenerOptions {
   url: string;
   keys: Pick<KeyVerifier, "revoke">;
+  /** `billing.catalog.changed`: the gateway's copy of the published catalog is dropped. */
+  onCatalogChanged?: () => void;
   /** The gateway's own keys: a revocation counts only when billing-ledger signed it. */
   signing: InternalKeys;
   logger: BusLogger;
@@ -22,22 +24,25 @@ export interface RevocationListenerOptions {
 }
 
 /**
- * Drops each revoked key from this process's cache as soon as billing publishes `billing.key.revoked`.
- * Every gateway process has its own exclusive queue, so every replica hears every revocation. The
- * broker is optional: the gateway serves without it (this keeps trying in the background) and a revoked
- * key then dies by the key cache's TTL. Once connected, the bus reconnects and re-subscribes by itself.
+ * Drops each revoked key from this process's cache as soon as billing publishes `billing.key.revoked`,
+ * and the copy of the published catalog on `billing.catalog.changed`. Every gateway process has its own
+ * exclusive queues, so every replica hears every event. The broker is optional: the gateway serves
+ * without it (this keeps trying in the background) and a revoked key then dies by the key cache's TTL,
+ * a catalog copy by its own. Once connected, the bus reconnects and re-subscribes by itself.
  */
 export function startRevocationListener(opts: RevocationListenerOptions): RevocationListener {
   const retryDelayMs = opts.retryDelayMs ?? 5_000;
   let bus: Bus | undefined;
   let consumer: Consumer | undefined;
+  let catalogConsumer: Consumer | undefined;
   let closed = false;
   let wake: (() => void) | undefined;
 
+  // Named after the process for whoever looks at the broker; a queue name allows fewer characters than a host name.
+  const processName = `${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}.${process.pid}`;
   const subscribe = async (connected: Bus): Promise<Consumer> =>
     connected.consume({
-      // Named after the process for whoever looks at the broker; a queue name allows fewer characters than a host name.
-      queue: `gateway.key-revoked.${hostname().replace(/[^A-Za-z0-9._-]/g, "-")}.${process.pid}`,
+      queue: `gateway.key-revoked.${processName}`,
       exclusive: true,
       routingKeys: ["billing.key.revoked"],
       handler: async ({ key_id }) => {
@@ -59,7 +64,16 @@ export function startRevocationListener(opts: RevocationListenerOptions): Revoca
           });
           if (opts.metrics) registerUnroutedGauge(bus, opts.metrics.registry);
         }
-        consumer = await subscribe(bus);
+        consumer ??= await subscribe(bus);
+        const onCatalogChanged = opts.onCatalogChanged;
+        if (onCatalogChanged) {
+          catalogConsumer ??= await bus.consume({
+            queue: `gateway.catalog-changed.${processName}`,
+            exclusive: true,
+            routingKeys: ["billing.catalog.changed"],
+            handler: async () => onCatalogChanged(),
+          });
+        }
         return;
       } catch (err) {
         if (closed) return;
@@ -80,7 +94,7 @@ export function startRevocationListener(opts: RevocationListenerOptions): Revoca
   const running = run();
 
   return {
-    isListening: () => consumer !== undefined && bus?.isConnected() === true,
+    isListening: () => consumer !== undefined && (catalogConsumer !== undefined || !opts.onCatalogChanged) && bus?.isConnected() === true,
     async close() {
       closed = true;
       wake?.();

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import { AppError, jsonContentTypeProblem } from "@meter/service-kit";
+import { AppError, jsonContentTypeProblem, markRequest } from "@meter/service-kit";
 import { DEFAULT_BODY_PACE, watchBodyPace, type BodyPace, type TooSlow } from "./body-pace";
 
 declare global {
@@ -40,9 +40,11 @@ export function jsonBodyGuard(limit: number, pace: BodyPace = DEFAULT_BODY_PACE)
       return next(new AppError("invalid_request", "the request body must be a JSON object"));
     }
     res.locals.rawBody = raw;
+    markRequest(req, "body.end");
     next();
   };
   const rejectEarly: RequestHandler = (req, _res, next) => {
+    markRequest(req, "body.start");
     const declared = Number(req.headers["content-length"] ?? "0");
     if (declared > limit) return next(new AppError("payload_too_large", `the request body exceeds ${limit} bytes`));
     next();

@@ -2,7 +2,7 @@ import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } 
 import type { Socket } from "node:net";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import type { RequestHandler } from "express";
-import { AppError, deliveryOf, errorBody, isInternalRefusal, type Logger } from "@meter/service-kit";
+import { AppError, deliveryOf, errorBody, isInternalRefusal, markRequest, type Logger } from "@meter/service-kit";
 import { watchBodyPace } from "../http/body-pace";
 
 declare global {
@@ -100,6 +100,7 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
       proxyTimeout: 180_000,
       on: {
         proxyReq: (proxyReq: ClientRequest, req, res) => {
+          markRequest(req, "proxy.request");
           const attempt = (req as AttemptedRequest)[ATTEMPT];
           if (attempt) {
             attempt.proxyReq = proxyReq;
@@ -110,6 +111,7 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
           else if (!hasNoBody(req)) paceStreamedBody(req, proxyReq, streamPace);
         },
         proxyRes: (proxyRes, req, res) => {
+          markRequest(req, "proxy.response");
           if (isInternalRefusal(proxyRes.headers)) answerRefused(proxyRes, req, res, name, logger);
         },
         error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
@@ -158,6 +160,7 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
     // What was read goes out with its length (writeBufferedBody), however it came: a chunked request
     // forwarded with both headers is one the service must refuse (RFC 9112, 6.3).
     if (res.locals.rawBody) delete req.headers["transfer-encoding"];
+    markRequest(req, "proxy.start");
     const endpoint = turn;
     turn = (turn + 1) % proxies.length;
     const forwarded = Object.fromEntries(FORWARDED_HEADERS.map((h) => [h, req.headers[h]]));

@@ -52,7 +52,7 @@ const CATALOG_CHANGED: QueueOf = { queue: "", routingKeys: ["billing.catalog.cha
 const KEY_REVOKED: QueueOf = { queue: "", routingKeys: ["billing.key.revoked"] };
 
 const ROLES: Record<BusDeployable, Role & { exclusiveKeys: readonly QueueOf[] }> = {
-  gateway: { declares: [], consumes: [], exclusive: ["gateway.key-revoked"], exclusiveKeys: [KEY_REVOKED] },
+  gateway: { declares: [], consumes: [], exclusive: ["gateway.key-revoked", "gateway.catalog-changed"], exclusiveKeys: [KEY_REVOKED, CATALOG_CHANGED] },
   text: { declares: [CommandQueues.billingHoldCommands], consumes: [], exclusive: ["text.catalog-changed"], exclusiveKeys: [CATALOG_CHANGED] },
   "media-jobs": {
     declares: [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands],

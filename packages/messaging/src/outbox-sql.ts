@@ -10,7 +10,7 @@ export interface SqlExecutor {
 
 /** A Prisma client fits it: the relay claims and marks rows inside one interactive transaction. */
 export interface OutboxDb extends SqlExecutor {
-  $transaction<R>(fn: (tx: SqlExecutor) => Promise<R>, options?: { maxWait?: number; timeout?: number }): PromiseLike<R>;
+  $transaction<R>(fn: (tx: SqlExecutor) => Promise<R>, options?: { maxWait?: number; timeout?: number; synchronousCommit?: boolean }): PromiseLike<R>;
 }
 
 export interface OutboxInsert {

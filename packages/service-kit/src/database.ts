@@ -1,5 +1,6 @@
 import { PrismaPg } from "@prisma/adapter-pg";
 import { Pool, types, type PoolClient } from "pg";
+import { mark, timingsEnabled } from "./timing/request-timings";
 
 /** PostgreSQL's `date`: a calendar day, with no time or zone to shift it. */
 const DATE_OID = 1082;
@@ -32,6 +33,7 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
   // An idle connection can die (a database restart, an administrator): pg then drops it from the pool.
   // Without a listener that error would end the process.
   pool.on("error", (error) => opts.onIdleError?.(error));
+  if (timingsEnabled()) timePoolQueries(pool);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     prisma,
@@ -40,6 +42,22 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
       await prisma.$disconnect();
       await pool.end();
     },
+  };
+}
+
+/**
+ * The benchmark's waterfall (METER_TIMINGS_DIR): each pool.query of a request marked by its first
+ * word, with the moment it got a connection from the pool (`db.acquired`) between start and end.
+ */
+function timePoolQueries(pool: Pool): void {
+  pool.on("acquire", () => mark("db.acquired"));
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    if (typeof args[args.length - 1] === "function") return query(...args);
+    const text = typeof args[0] === "string" ? args[0] : ((args[0] as { text?: string } | undefined)?.text ?? "");
+    const verb = /^\s*(\w+)/.exec(text)?.[1]?.toLowerCase() ?? "query";
+    mark(`db.${verb}.start`);
+    return (query(...args) as Promise<unknown>).finally(() => mark(`db.${verb}.end`));
   };
 }
 
@@ -65,14 +83,15 @@ export interface RawSql {
 
 export interface RawSqlDb extends RawSql {
   /** One transaction on one connection; rolled back when `fn` throws. */
-  $transaction<R>(fn: (tx: RawSql) => Promise<R>, options?: { timeout?: number }): Promise<R>;
+  $transaction<R>(fn: (tx: RawSql) => Promise<R>, options?: { timeout?: number; synchronousCommit?: boolean }): Promise<R>;
 }
 
 /**
  * The pool as a RawSqlDb: what the outbox relay needs, without Prisma's interactive transaction, whose
  * engine round trips cost more CPU than the relay's own statements (it runs after every paid request).
  * `timeout` bounds how long the transaction may sit idle between statements (PostgreSQL ends the
- * session and its locks then), as Prisma's transaction timeout does.
+ * session and its locks then), as Prisma's transaction timeout does; `synchronousCommit: false` is for
+ * a transaction whose loss in a crash is harmless (it is done again).
  */
 export function rawSqlOf(pool: Pool): RawSqlDb {
   const on = (c: Pool | PoolClient): RawSql => ({
@@ -85,12 +104,16 @@ export function rawSqlOf(pool: Pool): RawSqlDb {
   });
   return {
     ...on(pool),
-    async $transaction<R>(fn: (tx: RawSql) => Promise<R>, options: { timeout?: number } = {}): Promise<R> {
+    async $transaction<R>(fn: (tx: RawSql) => Promise<R>, options: { timeout?: number; synchronousCommit?: boolean } = {}): Promise<R> {
       const client = await pool.connect();
       let broken: unknown;
       try {
-        // One round trip: the setting travels with BEGIN (an integer of ours, never input).
-        await client.query(options.timeout ? `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.timeout)}` : "BEGIN");
+        // One round trip: the settings travel with BEGIN (an integer of ours, never input).
+        const begin = ["BEGIN"];
+        if (options.timeout) begin.push(`SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(options.timeout)}`);
+        // Off: the commit does not wait for its WAL flush (lost in a crash, never half applied).
+        if (options.synchronousCommit === false) begin.push("SET LOCAL synchronous_commit = off");
+        await client.query(begin.join("; "));
         const result = await fn(on(client));
         await client.query("COMMIT");
         return result;

@@ -22,3 +22,4 @@ export * from "./http/create-service-app";
 export * from "./database";
 export * from "./idempotency";
 export * from "./http/operation-router";
+export * from "./timing/request-timings";

@@ -106,6 +106,29 @@ describe("signed internal calls", () => {
     await request(app).post("/admin/credit").set(headers).set("content-type", "application/json").send(payload).expect(401);
   });
 
+  it("refuse a call made with a pair key the signer shares with this service, but under another caller's key id", async () => {
+    // billing-ledger holds the MAC key of gateway -> billing-ledger and of billing-ledger -> text, never
+    // that of gateway -> text: naming the gateway's key id, it cannot make text take its call.
+    const gatewayKid = keys.signingKeys.gateway.split(".")[0]!;
+    const billing = parseInternalKeys("billing-ledger", keys.signingKeys["billing-ledger"], keys.publicKeys);
+    const impostor = new InternalAuth({ self: "gateway", signing: { kid: gatewayKid, key: billing.signing.key }, trusted: billing.trusted });
+    const textApp = createServiceApp({ logger: createLogger("t", "silent"), metrics: new Metrics("t"), readiness: [] }, (app) => {
+      app.use(requireIdentity(authOf("text"), { kinds: ["admin", "key", "service"], from: ["gateway", "billing-ledger"] }), jsonBody({ limit: "1mb" }));
+      app.post("/v1/messages", (req, res) => {
+        res.json({ caller: req.caller });
+      });
+    });
+    const sign = (auth: InternalAuth) => auth.sign(ADMIN, { audience: "text", method: "POST", path: "/v1/messages", body: "{}" });
+    await request(textApp).post("/v1/messages").set(sign(impostor)).set("content-type", "application/json").send("{}").expect(401);
+    const genuine = await request(textApp)
+      .post("/v1/messages")
+      .set(sign(authOf("gateway")))
+      .set("content-type", "application/json")
+      .send("{}")
+      .expect(200);
+    expect(genuine.body).toEqual({ caller: "gateway" });
+  });
+
   it("let only the gateway speak for the operator or a key holder, and a service only as itself", async () => {
     // The files worker parses untrusted files: even with its genuine key it cannot sign an admin.
     const asAdmin = await signed(app, "files-worker", ADMIN, "/admin/credit", {}).send().expect(401);
@@ -154,6 +177,16 @@ describe("key rotation", () => {
     const after = billingApp(authOf("billing-ledger", withoutOld));
     const stale = oldGateway.sign(ADMIN, { audience: "billing-ledger", method: "POST", path: "/admin/credit", body: "{}" });
     await request(after).post("/admin/credit").set(stale).set("content-type", "application/json").send("{}").expect(401);
+  });
+
+  it("reaches a service before and after it switches to its new key, while both are listed", async () => {
+    const next = generateInternalKeyPair("billing-ledger");
+    const both = `${keys.publicKeys},${next.publicKey}`;
+    const gateway = authOf("gateway", both);
+    for (const billing of [authOf("billing-ledger", both), authOf("billing-ledger", both, next.signingKey)]) {
+      const headers = gateway.sign(ADMIN, { audience: "billing-ledger", method: "POST", path: "/admin/credit", body: "{}" });
+      await request(billingApp(billing)).post("/admin/credit").set(headers).set("content-type", "application/json").send("{}").expect(200);
+    }
   });
 
   it("refuses settings where the public list does not hold this process's own key", () => {

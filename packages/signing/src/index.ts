@@ -1,2 +1,3 @@
 export * from "./internal-keys";
 export * from "./sha256";
+export * from "./pair-keys";

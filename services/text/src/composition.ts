@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
 import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, InternalClient, Metrics, rawSqlOf, timeMethods, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
 import { createDatabase, type TextDatabase } from "./db";
@@ -49,9 +49,10 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   await bus.declareQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
-  const billing = new BillingClient(billingHttp);
+  // timeMethods: the benchmark's waterfall (METER_TIMINGS_DIR) times these steps; otherwise they are left as they are.
+  const billing = timeMethods(new BillingClient(billingHttp), { placeHold: "hold" });
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
-  const repo = new TextRequestRepository(database.pool);
+  const repo = timeMethods(new TextRequestRepository(database.pool), { claim: "claim", finish: "finish" });
   // The database is recorded before any request, so every backup of it carries its incarnation (the restore point).
   const restorePoint = () => restorePointOf((sql) => database.pool.query(sql));
   await restorePoint();
@@ -59,7 +60,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const runner = new TextRunner({
     repo,
     billing,
-    providerFor: (p) => createProvider(p, config.upstreamKeys),
+    providerFor: (p) => timeMethods(createProvider(p, config.upstreamKeys), { complete: "upstream" }),
     logger,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onOutbox: () => relay.kick(),

@@ -5,6 +5,7 @@ import type { Metrics } from "./metrics";
 import { requestId } from "./request-id";
 import { healthRoutes, type ReadinessCheck } from "./health";
 import { errorHandler, notFoundHandler } from "./error-handler";
+import { startTimings, timingMiddleware } from "../timing/request-timings";
 
 export interface ServiceAppOptions {
   logger: Logger;
@@ -32,6 +33,10 @@ export function createServiceApp(opts: ServiceAppOptions, mount: (app: Express) 
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  // Opt-in (METER_TIMINGS_DIR, the benchmark's waterfall): nothing is mounted otherwise.
+  startTimings(opts.metrics.service);
+  const timings = timingMiddleware();
+  if (timings) app.use(timings);
   app.use(requestId({ trustIncoming: opts.trustIncomingRequestId ?? true }));
   // The access log costs CPU on every request even when its lines are dropped; leave it out when they would be.
   if (opts.logger.isLevelEnabled("info")) {

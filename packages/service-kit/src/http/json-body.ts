@@ -5,6 +5,7 @@ import { AppError } from "../app-error";
 import { sha256Hex } from "@meter/signing";
 import { EMPTY_BODY_SHA256 } from "../internal/request-signature";
 import { jsonContentTypeProblem } from "./json-content-type";
+import { markRequest, resumeTimings } from "../timing/request-timings";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -32,6 +33,7 @@ export function jsonBody(opts: { limit: number | string }): RequestHandler[] {
     },
   });
   const requireJsonType: RequestHandler = (req, _res, next) => {
+    markRequest(req, "body.start");
     if (!hasBody(req.headers)) {
       req.body = {};
       return next();
@@ -45,9 +47,11 @@ export function jsonBody(opts: { limit: number | string }): RequestHandler[] {
     if ((req.bodySha256 ?? EMPTY_BODY_SHA256) !== signed) {
       return next(internalRefusal("authentication_required", "the body is not the one signed"));
     }
+    markRequest(req, "body.end");
     next();
   };
-  return [requireJsonType, parse, checkSignedDigest];
+  const resume = resumeTimings();
+  return resume ? [requireJsonType, parse, checkSignedDigest, resume] : [requireJsonType, parse, checkSignedDigest];
 }
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {

@@ -7,7 +7,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly httpDuration: Histogram<"method" | "route" | "status">;
 
-  constructor(service: string) {
+  constructor(readonly service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });
     this.httpDuration = new Histogram({

@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { deliveryOf, trackSending, type Delivery } from "./delivery";
 import { InternalRefusalError, isInternalRefusal } from "./internal-refusal";
 import type { InternalAuth } from "./request-signature";
+import { mark } from "../timing/request-timings";
 
 export type { Delivery } from "./delivery";
 
@@ -119,10 +120,12 @@ export class InternalClient {
   ): Promise<Dispatcher.ResponseData> {
     const timeout = opts.timeoutMs ?? this.opts.timeoutMs ?? 10_000;
     const identity = opts.identity ?? this.opts.identity ?? { kind: "service", service: this.opts.auth.self };
+    mark(`call.${this.opts.audience}.sign.start`);
     const headers = { ...opts.headers, ...this.opts.auth.sign(identity, { audience: this.opts.audience, method, path, body: signedBody }) };
+    mark(`call.${this.opts.audience}.sign.end`);
     let sent = false;
     try {
-      return await request(this.origin + path, {
+      const res = await request(this.origin + path, {
         method,
         headers,
         body,
@@ -130,6 +133,8 @@ export class InternalClient {
         headersTimeout: timeout,
         bodyTimeout: timeout,
       });
+      mark(`call.${this.opts.audience}.answered`);
+      return res;
     } catch (e) {
       throw new InternalCallError(`${method} ${path} failed: ${(e as Error).message}`, deliveryOf(e, sent), { cause: e });
     }

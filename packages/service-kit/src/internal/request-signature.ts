@@ -1,6 +1,6 @@
-import { randomBytes, sign, verify } from "node:crypto";
+import { createHmac, randomUUID, timingSafeEqual, verify } from "node:crypto";
 import { Identity, InternalHeaders, UNSIGNED_PAYLOAD, type Deployable } from "@meter/contracts";
-import { parseInternalKeys, sha256Hex, type InternalKeys } from "@meter/signing";
+import { pairKey, parseInternalKeys, sha256Hex, type InternalKeys } from "@meter/signing";
 import { NonceCache } from "./nonce-cache";
 
 /** How far a signed call's timestamp may be from this process's clock. */
@@ -21,16 +21,26 @@ export interface SignedTarget {
 
 export type VerifiedCall = { ok: true; identity: Identity; signer: Deployable; contentSha256: string } | { ok: false; reason: string };
 
+/** The signature header of a MAC'd call: `v2;<audience kid>=<mac>[,<audience kid>=<mac>]`. */
+const MAC_PREFIX = "v2;";
+
 /**
- * Signs and verifies internal calls for one process. The signature (Ed25519, the caller's own key)
- * covers the identity, the target deployable, method, path, the body's SHA-256, a timestamp and a
- * nonce: a sniffed call cannot be sent to another route, service or with another body, and cannot be
- * sent again to this process (its nonce is remembered for the whole window). A replay to another
- * replica of the same service within the window repeats an identical call, which every internal
- * operation makes harmless by being idempotent on its own ids.
+ * Signs and verifies internal calls for one process. A call carries an HMAC-SHA256 under the key of
+ * its direction (caller -> audience, see pairKey in @meter/signing: only those two processes can
+ * compute it) over the identity, both kids, the target deployable, method, path, the body's SHA-256,
+ * a timestamp and a nonce: a sniffed call cannot be sent to another route, service or with another
+ * body, and cannot be sent again to this process (its nonce is remembered for the whole window). A
+ * replay to another replica of the same service within the window repeats an identical call, which
+ * every internal operation makes harmless by being idempotent on its own ids. While the audience has
+ * two keys listed (a rotation), the call carries a MAC for each. Calls signed with the caller's
+ * Ed25519 key (what this replaced, docs/architecture.md) are still accepted, for a rollout.
  */
 export class InternalAuth {
   private readonly nonces = new NonceCache(2 * MAX_SKEW_MS);
+  /** The MAC keys this process signs with, per audience: one per key the audience has listed. */
+  private readonly outgoing = new Map<Deployable, { kid: string; key: Buffer }[]>();
+  /** The MAC key of each caller kid calling this process. */
+  private readonly incoming = new Map<string, Buffer>();
 
   constructor(readonly keys: InternalKeys) {}
 
@@ -41,17 +51,19 @@ export class InternalAuth {
   sign(identity: Identity, target: SignedTarget, now = Date.now()): Record<string, string> {
     const encoded = Buffer.from(JSON.stringify(identity)).toString("base64url");
     const timestamp = String(now);
-    const nonce = randomBytes(16).toString("base64url");
+    const nonce = randomUUID();
     const contentSha256 = target.body === UNSIGNED_PAYLOAD ? UNSIGNED_PAYLOAD : sha256Hex(target.body ?? "");
-    const { kid, key } = this.keys.signing;
-    const signature = sign(null, canonical(kid, timestamp, nonce, target, encoded, contentSha256), key).toString("base64url");
+    const { kid } = this.keys.signing;
+    const macs = this.outgoingKeys(target.audience).map(
+      (a) => `${a.kid}=${mac(a.key, canonical(kid, a.kid, timestamp, nonce, target, encoded, contentSha256)).toString("base64url")}`,
+    );
     return {
       [InternalHeaders.identity]: encoded,
       [InternalHeaders.timestamp]: timestamp,
       [InternalHeaders.nonce]: nonce,
       [InternalHeaders.contentSha256]: contentSha256,
       [InternalHeaders.keyId]: kid,
-      [InternalHeaders.signature]: signature,
+      [InternalHeaders.signature]: `${MAC_PREFIX}${macs.join(",")}`,
     };
   }
 
@@ -72,13 +84,7 @@ export class InternalAuth {
     const signer = this.keys.trusted.get(kid);
     if (!signer) return { ok: false, reason: "unknown signing key" };
     const target: SignedTarget = { audience: this.keys.self, method, path };
-    let valid = false;
-    try {
-      valid = verify(null, canonical(kid, timestamp, nonce, target, encoded, contentSha256), signer.key, Buffer.from(signature, "base64url"));
-    } catch {
-      valid = false;
-    }
-    if (!valid) return { ok: false, reason: "bad internal signature" };
+    if (!this.validSignature(signature, kid, timestamp, nonce, target, encoded, contentSha256)) return { ok: false, reason: "bad internal signature" };
     let parsed: unknown;
     try {
       parsed = JSON.parse(Buffer.from(encoded, "base64url").toString("utf8"));
@@ -95,9 +101,92 @@ export class InternalAuth {
     if (!this.nonces.admit(`${kid}:${nonce}`, now)) return { ok: false, reason: "replayed internal call" };
     return { ok: true, identity: identity.data, signer: signer.signer, contentSha256 };
   }
+
+  private validSignature(
+    signature: string,
+    kid: string,
+    timestamp: string,
+    nonce: string,
+    target: SignedTarget,
+    encoded: string,
+    contentSha256: string,
+  ): boolean {
+    const own = this.keys.signing.kid;
+    if (signature.startsWith(MAC_PREFIX)) {
+      const entry = signature
+        .slice(MAC_PREFIX.length)
+        .split(",")
+        .find((e) => e.startsWith(`${own}=`));
+      if (!entry) return false;
+      const given = Buffer.from(entry.slice(own.length + 1), "base64url");
+      const expected = mac(this.incomingKey(kid), canonical(kid, own, timestamp, nonce, target, encoded, contentSha256));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    }
+    try {
+      return verify(
+        null,
+        legacyCanonical(kid, timestamp, nonce, target, encoded, contentSha256),
+        this.keys.trusted.get(kid)!.key,
+        Buffer.from(signature, "base64url"),
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  private outgoingKeys(audience: Deployable): { kid: string; key: Buffer }[] {
+    let keys = this.outgoing.get(audience);
+    if (!keys) {
+      const { self, signing } = this.keys;
+      keys = [...this.keys.trusted]
+        .filter(([, t]) => t.signer === audience)
+        .map(([kid, t]) => ({ kid, key: pairKey(signing, t, { callerKid: signing.kid, caller: self, audienceKid: kid, audience }) }));
+      this.outgoing.set(audience, keys);
+    }
+    return keys;
+  }
+
+  private incomingKey(callerKid: string): Buffer {
+    let key = this.incoming.get(callerKid);
+    if (!key) {
+      const caller = this.keys.trusted.get(callerKid)!;
+      const { self, signing } = this.keys;
+      key = pairKey(signing, caller, { callerKid, caller: caller.signer, audienceKid: signing.kid, audience: self });
+      this.incoming.set(callerKid, key);
+    }
+    return key;
+  }
 }
 
-function canonical(kid: string, timestamp: string, nonce: string, target: SignedTarget, identity: string, contentSha256: string): Buffer {
+function mac(key: Buffer, data: string): Buffer {
+  return createHmac("sha256", key).update(data).digest();
+}
+
+function canonical(
+  callerKid: string,
+  audienceKid: string,
+  timestamp: string,
+  nonce: string,
+  target: SignedTarget,
+  identity: string,
+  contentSha256: string,
+): string {
+  return [
+    "meter-internal-v2",
+    callerKid,
+    audienceKid,
+    timestamp,
+    nonce,
+    target.audience,
+    target.method.toUpperCase(),
+    target.path,
+    identity,
+    contentSha256,
+  ].join("\n");
+}
+
+/** What an Ed25519-signed call (before the MACs) covered. */
+function legacyCanonical(kid: string, timestamp: string, nonce: string, target: SignedTarget, identity: string, contentSha256: string): Buffer {
   return Buffer.from(
     ["meter-internal-v1", kid, timestamp, nonce, target.audience, target.method.toUpperCase(), target.path, identity, contentSha256].join("\n"),
   );

@@ -3,6 +3,7 @@ import { UNSIGNED_PAYLOAD, type Deployable, type Identity, type IdentityKind, ty
 import { AppError } from "../app-error";
 import { internalRefusal } from "./internal-refusal";
 import type { InternalAuth } from "./request-signature";
+import { markRequest } from "../timing/request-timings";
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -35,7 +36,9 @@ export interface CallerPolicy {
  */
 export function requireIdentity(auth: InternalAuth, policy: CallerPolicy): RequestHandler {
   return (req, _res, next) => {
+    markRequest(req, "verify.start");
     const result = auth.verify(req.headers, req.method, req.originalUrl);
+    markRequest(req, "verify.end");
     if (!result.ok) return next(internalRefusal("authentication_required", result.reason));
     if (result.contentSha256 === UNSIGNED_PAYLOAD && !policy.streamedBody) {
       return next(internalRefusal("authentication_required", "this endpoint needs a signed body digest"));

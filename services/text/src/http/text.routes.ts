@@ -1,6 +1,6 @@
 import { Router, type Response } from "express";
 import { ChatQuoteRequest, IdempotencyKeyHeader, IdempotentReplayedHeader, MessagesRequest, ResponsesRequest } from "@meter/contracts";
-import { keyIdentityOf, parseInput, requireScope } from "@meter/service-kit";
+import { keyIdentityOf, mark, parseInput, requireScope } from "@meter/service-kit";
 import type { QuoteService } from "../services/quote.service";
 import type { TextOutcome, TextRequestService } from "../services/text-request.service";
 import { normalizeMessages, normalizeResponses } from "../services/text-plan";
@@ -11,9 +11,12 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
   const r = Router();
 
   r.post("/v1/messages", async (req, res) => {
+    mark("validate.start");
     const identity = keyIdentityOf(req);
     requireScope(identity, "text");
     const body = parseInput(MessagesRequest, req.body);
+    const text = normalizeMessages(body);
+    mark("validate.end");
     send(
       res,
       await deps.requests.handle({
@@ -22,7 +25,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
         endpoint: "messages",
         idempotencyKey: req.header(IdempotencyKeyHeader),
         body: req.body,
-        text: normalizeMessages(body),
+        text,
         model: body.model,
       }),
     );
@@ -55,6 +58,7 @@ export function textRoutes(deps: { requests: TextRequestService; quotes: QuoteSe
 }
 
 function send(res: Response, outcome: TextOutcome): void {
+  mark("render");
   const answer = renderRecord(outcome.record);
   res.status(answer.status);
   for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
