@@ -33,8 +33,8 @@ interface Held {
   usableUntil: number;
   lastUsedAt: number;
   state: "open" | "closing";
-  /** The closing decision is committed (until then every tick tries again). */
-  closingWritten: boolean;
+  /** When the closing decision was committed (until then every tick tries again). */
+  closingSince: number | null;
 }
 
 interface KeyState {
@@ -44,6 +44,9 @@ interface KeyState {
   granting: boolean;
   refusedUntil: number;
 }
+
+/** A closing allowance this process did not close within this long was closed elsewhere (a take-over). */
+const CLOSING_FORGET_MS = 60_000;
 
 /** A key with no allowance and no request for this long is forgotten (its spend rate has decayed to nothing). */
 const KEY_FORGET_MS = 60_000;
@@ -100,14 +103,14 @@ export class Allocator {
   }
 
   /**
-   * An estimate taken from the allowance did not become a request on it (the claim found the key
-   * taken, or the allowance no longer open: then it is dropped here; whoever closed it finishes it).
+   * An estimate taken from the allowance did not become a request on it: the claim found the key
+   * taken, or the allowance no longer usable (then no request is taken from it again, and it is closed).
    */
   giveBack(id: string, estimate: number, stillOpen: boolean): void {
     const a = this.held.get(id);
     if (!a) return;
     a.used -= estimate;
-    if (!stillOpen) this.forget(a);
+    if (!stillOpen) a.state = "closing";
   }
 
   /** Allowances held now, open or closing (tests, metrics). */
@@ -123,15 +126,22 @@ export class Allocator {
       const last = this.keys.get(a.keyId)?.lastEstimate ?? 0;
       if (now - a.lastUsedAt >= this.deps.settings.idleMs || now >= a.usableUntil || a.granted - a.used < Math.max(1, last)) a.state = "closing";
     }
-    const toWrite = [...this.held.values()].filter((a) => a.state === "closing" && !a.closingWritten);
+    const toWrite = [...this.held.values()].filter((a) => a.state === "closing" && a.closingSince === null);
     if (toWrite.length > 0) {
       await this.deps.store.closing(toWrite.map((a) => a.id));
-      for (const a of toWrite) a.closingWritten = true;
+      for (const a of toWrite) a.closingSince = now;
     }
     const closed = await this.deps.store.closeSettled();
     for (const id of closed) {
       const a = this.held.get(id);
       if (a) this.forget(a);
+    }
+    for (const a of this.held.values()) {
+      // Closed by another process (one that took this one for dead): nothing left to do here.
+      if (a.closingSince !== null && now - a.closingSince > CLOSING_FORGET_MS) {
+        this.deps.logger.warn({ allowance: a.id }, "an allowance closing for a minute was not closed here; left to the reconcilers");
+        this.forget(a);
+      }
     }
     for (const [keyId, ks] of this.keys) {
       if (!ks.granting && !this.byKey.has(keyId) && now - ks.lastSeenAt > KEY_FORGET_MS && now >= ks.refusedUntil) this.keys.delete(keyId);
@@ -148,7 +158,7 @@ export class Allocator {
     await Promise.allSettled([...this.grants]);
     for (const a of this.held.values()) a.state = "closing";
     await this.deps.store.closingAll();
-    for (const a of this.held.values()) a.closingWritten = true;
+    for (const a of this.held.values()) a.closingSince ??= this.now();
     await this.tick();
   }
 
@@ -227,7 +237,7 @@ export class Allocator {
   }
 
   private track(id: string, keyId: string, granted: number, usableUntil: number, state: Held["state"]): void {
-    const a: Held = { id, keyId, granted, used: 0, usableUntil, lastUsedAt: this.now(), state, closingWritten: false };
+    const a: Held = { id, keyId, granted, used: 0, usableUntil, lastUsedAt: this.now(), state, closingSince: null };
     this.held.set(id, a);
     const list = this.byKey.get(keyId);
     if (list) list.push(a);
