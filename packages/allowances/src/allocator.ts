@@ -65,7 +65,7 @@ export class Allocator {
   private readonly held = new Map<string, Held>();
   private readonly byKey = new Map<string, Held[]>();
   private readonly keys = new Map<string, KeyState>();
-  private readonly grants = new Set<Promise<void>>();
+  private readonly grants = new Map<string, Promise<void>>();
   private readonly now: () => number;
   private readonly newId: () => string;
   private stopped = false;
@@ -87,6 +87,14 @@ export class Allocator {
     const id = this.takeIfRoom(key.keyId, estimate);
     if (id === null) this.startGrant(key, estimate, ks, now);
     return id;
+  }
+
+  /**
+   * Resolves once the key's grant under way, if any, has its answer. A request refused a per-request
+   * hold waits for it: the refusal may have counted the money that grant is parking.
+   */
+  async whenGranted(keyId: string): Promise<void> {
+    await this.grants.get(keyId);
   }
 
   /** Like take, without counting the request again or starting a grant (a request moving off a refused hold). */
@@ -155,7 +163,7 @@ export class Allocator {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.allSettled([...this.grants]);
+    await Promise.allSettled([...this.grants.values()]);
     for (const a of this.held.values()) a.state = "closing";
     await this.deps.store.closingAll();
     for (const a of this.held.values()) a.closingSince ??= this.now();
@@ -180,9 +188,9 @@ export class Allocator {
       .catch((e: unknown) => this.deps.logger.error({ err: e, key: key.keyId }, "allowance grant failed"))
       .finally(() => {
         ks.granting = false;
-        this.grants.delete(p);
+        this.grants.delete(key.keyId);
       });
-    this.grants.add(p);
+    this.grants.set(key.keyId, p);
   }
 
   /**

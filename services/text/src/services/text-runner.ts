@@ -24,7 +24,7 @@ export interface RunnerDeps {
   /** First back-off of a parked record; it doubles per attempt (see park()). */
   parkBaseMs: number;
   /** This process's allowances (none when ALLOWANCES=off): a refused hold moves onto one with room. */
-  allowances?: Pick<Allocator, "takeIfRoom" | "giveBack">;
+  allowances?: Pick<Allocator, "takeIfRoom" | "giveBack" | "whenGranted">;
 }
 
 /** Thrown out of drive() when billing refuses the hold: nothing is reserved and the record is gone. */
@@ -216,6 +216,7 @@ export class TextRunner {
   private async moveToAllowance(r: TextRecord): Promise<TextRecord | undefined | "unknown"> {
     const allowances = this.deps.allowances;
     if (!allowances || r.attempts !== 1 || r.holdId !== r.id) return undefined;
+    await allowances.whenGranted(r.keyId);
     const allowanceId = allowances.takeIfRoom(r.keyId, r.estimatedCost);
     if (allowanceId === null) return undefined;
     let moved: TextRecord | undefined;

@@ -1,0 +1,149 @@
+import { randomUUID } from "node:crypto";
+import { FAKE_MODEL, eventually, startTextStack, type TextStack } from "./support/text-stack";
+
+/**
+ * Allowances end to end (docs/api.md, "Allowances"), billing-ledger, text and the gateway on real
+ * PostgreSQL and RabbitMQ: requests placed locally on an allowance are charged once each with the books
+ * exact, an idle allowance goes back with exactly its remainder, and near a limit requests are refused
+ * exactly as with per-request holds (a refusal that parked money caused says when to come back).
+ */
+let s: TextStack;
+beforeAll(async () => {
+  s = await startTextStack({ env: { ALLOWANCE_IDLE_MS: "300", ALLOWANCE_RETRY_AFTER_S: "1" } });
+});
+afterEach(() => s.fake.reset());
+afterAll(async () => {
+  try {
+    await eventually(async () => (await s.activeHolds()) === 0, 20_000, "every text hold and allowance resolved");
+    await s.assertBooksBalance();
+  } finally {
+    await s.close();
+  }
+});
+
+const body = (text: string) => ({ model: FAKE_MODEL, max_tokens: 40, messages: [{ role: "user", content: text }] });
+const idem = () => ({ "idempotency-key": randomUUID() });
+const sql = <T>(text: string, params: unknown[]) => s.text.database.pool.query(text, params).then((r) => r.rows as T[]);
+
+interface AllowanceRow {
+  id: string;
+  state: string;
+  granted: string;
+  used: string;
+}
+const allowancesOf = (keyId: string) => sql<AllowanceRow>("SELECT id, state, granted, used FROM allowances WHERE key_id = $1 ORDER BY created_at", [keyId]);
+
+interface BillingHold {
+  hold_id: string;
+  status: string;
+  amount_microrub: number;
+  settled_microrub: number | null;
+  kind?: string;
+  allowance_id?: string | null;
+  consumed_microrub?: number;
+}
+async function billingHolds(status: string): Promise<BillingHold[]> {
+  return (await s.stack.admin<{ data: BillingHold[] }>("GET", `/admin/v1/holds?status=${status}&source=text&limit=500`)).data;
+}
+
+/** The estimate of one request of `body(...)`, which the fake upstream in `absurd` usage charges in full. */
+async function estimateOf(key: string): Promise<number> {
+  const quote = await s.call(key, "/v1/chat/quote", body("x"));
+  return quote.json.estimated_cost_microrub as number;
+}
+
+it("requests served from an allowance are charged once each; the idle allowance is returned with exactly its remainder", async () => {
+  const a = await s.account();
+  const first = await s.call(a.key, "/v1/messages", body("first"), idem());
+  expect(first.status).toBe(200);
+  await eventually(async () => (await allowancesOf(a.keyId)).some((r) => r.state === "open"), 5_000, "an allowance granted");
+
+  const answers = [];
+  for (let i = 0; i < 5; i++) answers.push(await s.call(a.key, "/v1/messages", body(`on the allowance ${i}`), idem()));
+  expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+  const [allowance] = (await allowancesOf(a.keyId)).filter((r) => r.state !== "closed" || Number(r.used) > 0);
+  const placed = await sql<{ allowance_id: string | null; estimated_cost: string }>(
+    "SELECT allowance_id, estimated_cost FROM text_requests WHERE key_id = $1 AND allowance_id IS NOT NULL",
+    [a.keyId],
+  );
+  expect(placed.length).toBeGreaterThanOrEqual(5);
+  const used = placed.reduce((sum, r) => sum + Number(r.estimated_cost), 0);
+
+  // Idle: closed here, then released in billing with what was not used.
+  await eventually(async () => (await allowancesOf(a.keyId)).every((r) => r.state === "closed"), 5_000, "the allowance closed");
+  let returned: BillingHold | undefined;
+  await eventually(
+    async () => (returned = (await billingHolds("released")).find((h) => h.hold_id === allowance!.id)) !== undefined,
+    10_000,
+    "billing to release the allowance",
+  );
+  expect(returned).toMatchObject({ kind: "allowance", amount_microrub: Number(allowance!.granted), consumed_microrub: used });
+  expect(Number((await allowancesOf(a.keyId)).find((r) => r.id === allowance!.id)!.used)).toBe(used);
+
+  const charged = [first, ...answers].reduce((sum, r) => sum + (r.json.billing as { cost_microrub: number }).cost_microrub, 0);
+  expect(await s.settledBalance(a.organizationId)).toEqual({
+    balance_microrub: 1_000_000 - charged,
+    reserved_microrub: 0,
+    available_microrub: 1_000_000 - charged,
+  });
+  const settled = (await billingHolds("settled")).filter((h) => h.allowance_id === allowance!.id);
+  expect(settled).toHaveLength(placed.filter((p) => p.allowance_id === allowance!.id).length);
+});
+
+/**
+ * 64 requests at once against exactly N requests' worth, the upstream charging each its full estimate.
+ * A refusal that money parked in an allowance caused says Retry-After; retried after it, the request
+ * is served or refused for good. Either way exactly N are served, and nothing stays held.
+ */
+async function raceFor(n: number, limit: "balance" | "budget"): Promise<{ served: number; retryAfters: number; granted: boolean }> {
+  const probe = await s.account();
+  const estimate = await estimateOf(probe.key);
+  const a = await s.account(limit === "balance" ? { credit: n * estimate } : { credit: 100 * n * estimate, dailyBudget: n * estimate });
+  s.fake.configure({ usage: "absurd" });
+  let retryAfters = 0;
+  const one = async (i: number): Promise<number> => {
+    const headers = idem();
+    for (;;) {
+      const res = await s.call(a.key, "/v1/messages", body(`race ${i}`), headers);
+      const retryAfter = res.headers.get("retry-after");
+      if ((res.status === 402 || res.status === 429) && retryAfter !== null) {
+        retryAfters++;
+        await new Promise((r) => setTimeout(r, Number(retryAfter) * 1000));
+        continue;
+      }
+      return res.status;
+    }
+  };
+  const statuses = await Promise.all(Array.from({ length: 64 }, (_, i) => one(i)));
+  expect(statuses.every((st) => st === 200 || st === 402 || st === 429)).toBe(true);
+  const spent = n * estimate;
+  expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0 });
+  if (limit === "balance") expect((await s.balance(a.organizationId)).balance_microrub).toBe(0);
+  else expect((await s.balance(a.organizationId)).balance_microrub).toBe(100 * n * estimate - spent);
+  await eventually(async () => (await allowancesOf(a.keyId)).every((r) => r.state === "closed"), 5_000, "the key's allowances closed");
+  const granted = (await allowancesOf(a.keyId)).some((r) => Number(r.granted) > 0);
+  return { served: statuses.filter((st) => st === 200).length, retryAfters, granted };
+}
+
+describe("exactly N served against N requests' worth, with allowances", () => {
+  it("against an organization's balance", async () => {
+    for (let round = 0; round < 3; round++) {
+      const { served, granted } = await raceFor(40, "balance");
+      expect(served).toBe(40);
+      expect(granted).toBe(true);
+    }
+  });
+
+  it("against a key's daily budget", async () => {
+    for (let round = 0; round < 3; round++) {
+      const { served, granted } = await raceFor(40, "budget");
+      expect(served).toBe(40);
+      expect(granted).toBe(true);
+    }
+  });
+
+  it("near the limit no allowance is granted and the refusals are exact, without Retry-After", async () => {
+    const { served, retryAfters, granted } = await raceFor(3, "budget");
+    expect({ served, retryAfters, granted }).toEqual({ served: 3, retryAfters: 0, granted: false });
+  });
+});
