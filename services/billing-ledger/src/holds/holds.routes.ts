@@ -62,5 +62,9 @@ export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldS
 }
 
 function resultOf(answer: Hold | AppError): HoldOpResult {
-  return answer instanceof AppError ? { ok: false, error: { status: answer.status, code: answer.code, message: answer.message } } : { ok: true, hold: answer };
+  if (!(answer instanceof AppError)) return { ok: true, hold: answer };
+  // A refusal caused by money parked in allowances says when to try again (docs/api.md, "Allowances").
+  const retryAfter = answer.details?.retry_after_seconds;
+  const error = { status: answer.status, code: answer.code, message: answer.message };
+  return { ok: false, error: typeof retryAfter === "number" ? { ...error, retry_after_seconds: retryAfter } : error };
 }
