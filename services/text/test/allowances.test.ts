@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { signedCall, startServiceProcess, testKeyEnv, type TestAccount } from "@meter/testing";
 import { FAKE_MODEL, eventually, startTextStack, type TextStack } from "./support/text-stack";
 
 /**
@@ -153,5 +155,74 @@ describe("exactly N served against N requests' worth, with allowances", () => {
   it("near the limit no allowance is granted and the refusals are exact, without Retry-After", async () => {
     const { served, retryAfters, granted } = await raceFor(3, "budget");
     expect({ served, retryAfters, granted }).toEqual({ served: 3, retryAfters: 0, granted: false });
+  });
+});
+
+describe("a text process that goes away with open allowances", () => {
+  /** Another text process on the same database, bus and billing, as a child process (a crash kills it). */
+  const startOther = (env: Record<string, string> = {}) =>
+    startServiceProcess(
+      path.resolve(__dirname, "..", "src", "main.ts"),
+      path.resolve(__dirname, "..", "..", ".."),
+      { ...s.stack.env, ...testKeyEnv("text"), TEXT_PORT: "0", LOG_LEVEL: "info", ALLOWANCE_IDLE_MS: "60000", ...env },
+      "text listening",
+    );
+  const callOther = async (url: string, a: TestAccount, text: string, headers: Record<string, string>) => {
+    const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: ["text" as const] };
+    const signed = signedCall("gateway", "text", identity, "POST", "/v1/messages", body(text));
+    const res = await fetch(`${url}/v1/messages`, { method: "POST", headers: { ...signed.headers, ...headers }, body: signed.payload });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("SIGKILL mid-request: the requests on its allowance are finished by another process, the allowance closed, the books exact", async () => {
+    const a = await s.account();
+    const other = await startOther();
+    try {
+      // The key's first request holds on its own and asks for the allowance the next ones are placed on.
+      const first = await callOther(other.url, a, raceText(99), idem());
+      expect(first.status).toBe(200);
+      await eventually(async () => (await allowancesOf(a.keyId)).some((r) => r.state === "open"), 5_000, "an allowance of the other process");
+      const [allowance] = await allowancesOf(a.keyId);
+
+      s.fake.configure({ delayMs: 4_000 });
+      const keys = [idem(), idem(), idem()];
+      const inFlight = keys.map((h, i) => callOther(other.url, a, raceText(i), h).catch(() => undefined));
+      await eventually(
+        async () =>
+          (await sql<{ n: string }>("SELECT count(*) AS n FROM text_requests WHERE allowance_id = $1 AND state = 'reserving'", [allowance!.id]))[0]!.n === "3",
+        5_000,
+        "three requests on the allowance",
+      );
+      await other.kill();
+      await Promise.all(inFlight);
+      s.fake.configure({ delayMs: 0 });
+
+      // This process takes the dead one's requests over (no placement: their holds are local) and closes its allowance.
+      await eventually(async () => (await allowancesOf(a.keyId)).every((r) => r.state === "closed"), 30_000, "the dead process's allowance closed");
+      const finals = await Promise.all(keys.map((h, i) => s.call(a.key, "/v1/messages", body(raceText(i)), h)));
+      expect(finals.map((r) => r.status)).toEqual([200, 200, 200]);
+      await eventually(async () => (await billingHolds("released")).some((h) => h.hold_id === allowance!.id), 10_000, "billing to release the allowance");
+      const settled = (await billingHolds("settled")).filter((h) => h.allowance_id === allowance!.id);
+      expect(settled.map((h) => h.settled_microrub).sort()).toEqual(finals.map((r) => (r.json.billing as { cost_microrub: number }).cost_microrub).sort());
+      const charged = [first, ...finals].reduce((sum, r) => sum + (r.json.billing as { cost_microrub: number }).cost_microrub, 0);
+      expect(await s.settledBalance(a.organizationId)).toMatchObject({ balance_microrub: 1_000_000 - charged, reserved_microrub: 0 });
+    } finally {
+      await other.stop();
+    }
+  }, 60_000);
+
+  it("a graceful stop returns its allowances at once", async () => {
+    const a = await s.account();
+    const other = await startOther();
+    try {
+      expect((await callOther(other.url, a, raceText(99), idem())).status).toBe(200);
+      await eventually(async () => (await allowancesOf(a.keyId)).some((r) => r.state === "open"), 5_000, "an allowance of the other process");
+      expect((await callOther(other.url, a, raceText(1), idem())).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+    // Closed by the stop itself (its idle time is a minute, and it retired before any reconciler would).
+    expect((await allowancesOf(a.keyId)).map((r) => r.state)).toEqual(["closed"]);
+    expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0 });
   });
 });
