@@ -211,6 +211,32 @@ describe("a text process that goes away with open allowances", () => {
     }
   }, 60_000);
 
+  it("a refusal caused by another process's parked allowance says Retry-After, and succeeds once it is returned", async () => {
+    const probe = await s.account();
+    const estimate = await estimateOf(probe.key);
+    const a = await s.account({ credit: 20 * estimate });
+    s.fake.configure({ usage: "absurd" });
+    const other = await startOther();
+    let refused: { res: Awaited<ReturnType<TextStack["call"]>>; i: number; headers: Record<string, string> } | undefined;
+    try {
+      expect((await callOther(other.url, a, raceText(99), idem())).status).toBe(200);
+      await eventually(async () => (await allowancesOf(a.keyId)).some((r) => r.state === "open"), 5_000, "an allowance of the other process");
+      // This process spends what is not parked there, until a request is refused.
+      for (let i = 0; i < 20 && !refused; i++) {
+        const headers = idem();
+        const res = await s.call(a.key, "/v1/messages", body(raceText(i)), headers);
+        if (res.status !== 200) refused = { res, i, headers };
+      }
+      expect(refused?.res).toMatchObject({ status: 402, json: { error: { code: "insufficient_balance" } } });
+      expect(refused!.res.headers.get("retry-after")).toBe("1");
+    } finally {
+      await other.stop();
+    }
+    // Returned (here by the stop; at the latest after its idle time): the same request, retried, fits.
+    const retried = await s.call(a.key, "/v1/messages", body(raceText(refused!.i)), refused!.headers);
+    expect(retried.status).toBe(200);
+  });
+
   it("a graceful stop returns its allowances at once", async () => {
     const a = await s.account();
     const other = await startOther();
