@@ -11,8 +11,9 @@
 # engine): infra/images/build.ts, which the build stage runs, was run there, and its output started
 # with plain node against PostgreSQL and RabbitMQ (docs/deploy.md, "What was run here").
 
-# Node 20 as on the development machines (package.json engines: >=20.19, which loads ESM-only packages).
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 24 LTS, the release `npm start` and `npm test` run on (package.json `nodeRuntime`), pinned by the
+# digest of the official image's multi-platform index: a rebuilt tag cannot change what is shipped.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim@sha256:d6aa754f16b3197301076f047b5def2f02ea1dbbc2ca920407d46d7ec7f87b20
 
 # ---- build: the workspace, installed from the lockfile, and every deployable's folder (/out/<name>)
 FROM ${NODE_IMAGE} AS build

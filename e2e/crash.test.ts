@@ -4,10 +4,12 @@ import { FAKE_MODEL, startSystemUnderTest, type SystemUnderTest } from "@meter/t
 /**
  * SIGKILL the text service with requests in flight, start it again, and show that every hold is
  * resolved exactly once, that no client's retry is charged twice, and that the books balance.
+ * Per-request holds here (ALLOWANCES=off), so each in-flight request's hold is visible in billing;
+ * e2e/allowances.test.ts kills text with requests on allowances.
  */
 let sut: SystemUnderTest;
 beforeAll(async () => {
-  sut = await startSystemUnderTest();
+  sut = await startSystemUnderTest({ env: { ALLOWANCES: "off" } });
 }, 120_000);
 afterAll(async () => {
   await sut.close();

@@ -39,6 +39,13 @@ export interface GatewayDeps {
 const INTERNAL_HEADER_NAMES = Object.values(InternalHeaders);
 
 export function createApp(deps: GatewayDeps): Express {
+  const front = withoutInternalEndpoints(createPublicApp(deps), deps.logger);
+  front.set("trust proxy", deps.trustProxy);
+  return front;
+}
+
+/** The public port's routes, before the internal endpoints are hidden (createApp); the OpenAPI test walks them. */
+export function createPublicApp(deps: GatewayDeps): Express {
   const proxies = new Map<ServiceName, RequestHandler>();
   for (const [name, url] of Object.entries(deps.services) as [ServiceName, string | readonly string[]][]) {
     proxies.set(name, serviceProxy(name, url, deps.logger, { minBytesPerSecond: deps.bodyPace.uploadMinBytesPerSecond, windowMs: deps.bodyPace.windowMs }));
@@ -60,7 +67,7 @@ export function createApp(deps: GatewayDeps): Express {
   const admit = admission(deps.inFlight, deps.metrics);
 
   // Readiness is answered on the internal port only (createInternalApp); this app's /readyz is hidden.
-  const publicApp = createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: [], trustIncomingRequestId: false }, (app) => {
+  return createServiceApp({ logger: deps.logger, metrics: deps.metrics, readiness: [], trustIncomingRequestId: false }, (app) => {
     app.set("trust proxy", deps.trustProxy);
     app.use(lingeringClose());
 
@@ -94,9 +101,6 @@ export function createApp(deps: GatewayDeps): Express {
       next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}`));
     });
   });
-  const front = withoutInternalEndpoints(publicApp, deps.logger);
-  front.set("trust proxy", deps.trustProxy);
-  return front;
 }
 
 function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {

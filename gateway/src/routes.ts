@@ -1,4 +1,13 @@
-import type { Scope, ServiceName as AllServices } from "@meter/contracts";
+import {
+  ADMIN_PREFIX,
+  AdminOperations,
+  PublicOperations,
+  routePathOf,
+  ServiceOperations,
+  type ApiOperation,
+  type Scope,
+  type ServiceName as AllServices,
+} from "@meter/contracts";
 
 /** The services behind the gateway (packages/contracts/src/services.ts, less the gateway itself). */
 export type ServiceName = Exclude<AllServices, "gateway">;
@@ -14,7 +23,7 @@ export type BodyKind = "json" | "text-json" | "mcp-json" | "stream" | "none";
 
 export interface RouteSpec {
   method: "GET" | "POST" | "PUT" | "DELETE";
-  /** Express-style pattern, e.g. /v1/files/:id */
+  /** Express-style pattern, e.g. /v1/files/:file_id (the operation's path, routePathOf) */
   path: string;
   service: ServiceName;
   auth: Auth;
@@ -25,58 +34,94 @@ export interface RouteSpec {
   media?: boolean;
 }
 
-const key = (anyOf: readonly Scope[], xApiKey = false): Auth => ({ kind: "key", anyOf, xApiKey });
+/** How the gateway forwards a public operation; the method, path and scopes are the operation's own. */
+type Forwarding = Pick<RouteSpec, "service" | "body" | "paid" | "media">;
 
 /** The OpenAPI document of these routes (packages/contracts/src/openapi), answered by the gateway itself, without a key. */
-export const OPENAPI_PATH = "/openapi.json";
+export const OPENAPI_PATH = ServiceOperations.openapi.path;
 
 /**
- * Every public path, the service behind it and the right it needs (docs/api.md "Keys and scopes"). For
- * jobs and quotes the exact right depends on the operation, which the gateway reads from the body
- * (quotes) or the service checks against the job (reads); here the key must hold at least one of the
- * rights involved.
+ * The service behind every public operation, in the order the routes are mounted (and a 405 lists
+ * methods). The type asks for every operation of the contracts and no other, so a public route
+ * cannot exist without its OpenAPI entry nor an entry without its route.
+ */
+const FORWARDING: { readonly [K in keyof typeof PublicOperations]: Forwarding } = {
+  messages: { service: "text", body: "text-json", paid: true },
+  responses: { service: "text", body: "text-json", paid: true },
+  chatQuote: { service: "text", body: "text-json" },
+  models: { service: "billing-ledger", body: "none" },
+  model: { service: "billing-ledger", body: "none" },
+
+  imageEdits: { service: "media-jobs", media: true, body: "json", paid: true },
+  imageAnalysis: { service: "media-jobs", media: true, body: "json", paid: true },
+  ocr: { service: "media-jobs", media: true, body: "json", paid: true },
+  textAnalysis: { service: "media-jobs", media: true, body: "json", paid: true },
+  quotes: { service: "media-jobs", media: true, body: "json" },
+  jobs: { service: "media-jobs", media: true, body: "none" },
+  job: { service: "media-jobs", media: true, body: "none" },
+  cancelJob: { service: "media-jobs", media: true, body: "json" },
+
+  createFile: { service: "files", body: "json" },
+  files: { service: "files", body: "none" },
+  file: { service: "files", body: "none" },
+  fileContent: { service: "files", body: "none" },
+  completeFile: { service: "files", body: "json" },
+  deleteFile: { service: "files", body: "none" },
+  upload: { service: "files", body: "stream" },
+
+  mcpResult: { service: "mcp", body: "none" },
+  mcp: { service: "mcp", body: "mcp-json" },
+};
+
+/**
+ * The scopes of an operation (docs/api.md "Keys and scopes"). For jobs and quotes the exact right
+ * depends on the operation, which the gateway reads from the body (quotes) or the service checks
+ * against the job (reads); here the key must hold at least one of the rights involved.
+ */
+function authOf(op: ApiOperation): Auth {
+  switch (op.security) {
+    case "key":
+    case "key-or-x-api-key":
+      return { kind: "key", anyOf: (op.scopes ?? []) as Scope[], xApiKey: op.security === "key-or-x-api-key" };
+    case "admin":
+      return { kind: "admin" };
+    case "upload-link":
+      return { kind: "link" };
+    default:
+      throw new Error(`${op.method} ${op.path}: the gateway forwards no ${op.security} operation`);
+  }
+}
+
+const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE"] as const;
+const ADMIN_METHODS = HTTP_METHODS.filter((m) => Object.values(AdminOperations).some((op) => op.method === m.toLowerCase()));
+
+/**
+ * Every public path, the service behind it and the right it needs; then the admin API, which
+ * billing-ledger mounts operation by operation (its own routes come from the same contracts) and the
+ * gateway forwards whole, with the admin token, for each method the admin operations use.
  */
 export const ROUTES: readonly RouteSpec[] = [
-  { method: "POST", path: "/v1/messages", service: "text", auth: key(["text"], true), body: "text-json", paid: true },
-  { method: "POST", path: "/v1/responses", service: "text", auth: key(["text"]), body: "text-json", paid: true },
-  { method: "POST", path: "/v1/chat/quote", service: "text", auth: key(["text"], true), body: "text-json" },
-  { method: "GET", path: "/v1/models", service: "billing-ledger", auth: key([]), body: "none" },
-  { method: "GET", path: "/v1/models/*id", service: "billing-ledger", auth: key([]), body: "none" },
-
-  { method: "POST", path: "/v1/images/edits", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/images/analysis", service: "media-jobs", media: true, auth: key(["images"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/ocr", service: "media-jobs", media: true, auth: key(["text"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/text/analysis", service: "media-jobs", media: true, auth: key(["text"]), body: "json", paid: true },
-  { method: "POST", path: "/v1/quotes", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "json" },
-  { method: "GET", path: "/v1/jobs", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
-  { method: "GET", path: "/v1/jobs/:id", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "none" },
-  { method: "POST", path: "/v1/jobs/:id/cancel", service: "media-jobs", media: true, auth: key(["images", "text"]), body: "json" },
-
-  { method: "POST", path: "/v1/files", service: "files", auth: key(["files:write"]), body: "json" },
-  { method: "GET", path: "/v1/files", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
-  { method: "GET", path: "/v1/files/:id", service: "files", auth: key(["files:read", "files:write"]), body: "none" },
-  // A job's result is also readable with the job's own scope; the files service checks which file it is.
-  { method: "GET", path: "/v1/files/:id/content", service: "files", auth: key(["files:read", "files:write", "images", "text"]), body: "none" },
-  { method: "POST", path: "/v1/files/:id/complete", service: "files", auth: key(["files:write"]), body: "json" },
-  { method: "DELETE", path: "/v1/files/:id", service: "files", auth: key(["files:write"]), body: "none" },
-  { method: "PUT", path: "/v1/uploads/:token", service: "files", auth: { kind: "link" }, body: "stream" },
-
-  { method: "GET", path: "/v1/mcp/results/:id", service: "mcp", auth: key(["mcp:read", "mcp:invoke"]), body: "none" },
-  { method: "POST", path: "/mcp", service: "mcp", auth: key(["mcp:read", "mcp:invoke"]), body: "mcp-json" },
-
-  { method: "GET", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "none" },
-  { method: "POST", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "json" },
-  { method: "PUT", path: "/admin/v1/*rest", service: "billing-ledger", auth: { kind: "admin" }, body: "json" },
+  ...(Object.entries(FORWARDING) as [keyof typeof PublicOperations, Forwarding][]).map(([name, forwarding]): RouteSpec => {
+    const op: ApiOperation = PublicOperations[name];
+    return { method: op.method.toUpperCase() as RouteSpec["method"], path: routePathOf(op), auth: authOf(op), ...forwarding };
+  }),
+  ...ADMIN_METHODS.map((method): RouteSpec => ({
+    method,
+    path: `${ADMIN_PREFIX}/*rest`,
+    service: "billing-ledger",
+    auth: { kind: "admin" },
+    body: method === "GET" ? "none" : "json",
+  })),
 ];
 
-/** Whether an Express-style pattern (`/v1/files/:id`, `/admin/v1/*rest`) matches a request path. */
+/** Whether an Express-style pattern (`/v1/files/:file_id`, `/admin/v1/*rest`) matches a request path. */
 export function routeMatches(pattern: string, path: string): boolean {
   const re = new RegExp(
     "^" +
       pattern
         .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-        .replace(/\/\*[a-z]+$/i, "/.+")
-        .replace(/:[a-z]+/gi, "[^/]+") +
+        .replace(/\/\*\w+$/, "/.+")
+        .replace(/:\w+/g, "[^/]+") +
       "/?$",
   );
   return re.test(path);

@@ -10,7 +10,7 @@ import { build, type Metafile, type Plugin } from "esbuild";
  * Node from node_modules as published: native addons (sharp, canvas, argon2), files read by path
  * (Prisma's query compiler, pdf.js, the detection models) and ES-module-only packages (file-type,
  * pdfjs-dist, eld) keep working exactly as under tsx. CommonJS output, like tsx runs our code today;
- * `import()` of an ES module stays a native `import()` (Node 20 target).
+ * `import()` of an ES module stays a native `import()` (Node 24 target).
  */
 export interface BundleInput {
   root: string;
@@ -37,7 +37,7 @@ export async function bundle(input: BundleInput): Promise<BundleResult> {
     bundle: true,
     platform: "node",
     format: "cjs",
-    target: "node20.19",
+    target: "node24",
     sourcemap: "linked",
     // Sources in the map are repository paths, not the build machine's.
     sourceRoot: "/",

@@ -14,8 +14,9 @@ export interface DeployableImage {
   /** Where it listens: `<PREFIX>_PORT` for an API, `<PREFIX>_WORKER_PORT` for a worker (health and metrics only). */
   portSetting: string;
   /**
-   * Its migration step: `deploy` (the API applies its service's migrations) or `wait` (a worker waits
-   * for them, with no right to change the schema); none without a database.
+   * Its migrations: `deploy` (the API image of a service with a database: its release's migration Job
+   * runs `dist/migrate.js deploy` as the owner role) or `wait` (a worker's); every pod of either runs
+   * `dist/migrate.js wait` as its runtime role before it starts. None without a database.
    */
   migrations?: "deploy" | "wait";
   /**

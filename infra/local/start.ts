@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
-import { deployMigrations, ensureClient, ensureDatabase, listServices, serviceDatabaseUrl } from "@meter/db-tools";
+import { deployWithLock, ensureClient, ensureServiceRoles, listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "@meter/db-tools";
 import {
   adminClient,
   brokerUrlOf,
@@ -25,13 +25,16 @@ import {
 
 /**
  * `npm start`: everything needed to use the API on this machine, in the foreground. Installs nothing
- * by hand (bootstrap.mjs did the dependencies), applies every migration, starts what is not running,
+ * by hand (bootstrap.mjs did the dependencies), applies every migration as its database's owner role
+ * and starts the services as their runtime roles (as deployed), starts what is not running,
  * seeds a demo account and prints how to call it. Ctrl-C stops what it started.
  */
 const started = Number(process.env.METER_STARTED_AT ?? Date.now());
 const log = (line: string) => console.log(`[start] ${line}`);
 
 async function main(): Promise<void> {
+  // bootstrap.mjs chose it (.tools/node when the machine's is older); every service process inherits it.
+  log(`Node ${process.versions.node} (${process.execPath})`);
   const secrets = localSecrets();
   const env: Record<string, string> = {
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
@@ -53,14 +56,22 @@ async function main(): Promise<void> {
   });
 
   const withSchema = listServices();
-  log(`generating database clients and applying migrations for ${withSchema.map((d) => path.basename(d)).join(", ")}`);
+  log(`generating database clients and migrating ${withSchema.map((d) => path.basename(d)).join(", ")} as each database's owner role`);
   await Promise.all(withSchema.map((dir) => ensureClient(dir)));
   await Promise.all(
     withSchema.map(async (dir) => {
       const url = serviceDatabaseUrl(dir);
-      await ensureDatabase(url);
-      await deployMigrations({ serviceDir: dir, databaseUrl: url });
-      env[`${envPrefix(path.basename(dir) as ServiceName)}_DATABASE_URL`] = url;
+      const key = `${envPrefix(path.basename(dir) as ServiceName)}_DATABASE_URL`;
+      if (process.env[serviceDatabaseEnvVar(dir)]) {
+        // A database given by its URL is used as given: its roles are its operator's business.
+        await deployWithLock(dir, url);
+        env[key] = url;
+        return;
+      }
+      // As deployed (docs/deploy.md, Databases and roles): the owner migrates, the service runs as the runtime role.
+      const roles = await ensureServiceRoles(url);
+      await deployWithLock(dir, roles.ownerUrl);
+      env[key] = roles.appUrl;
     }),
   );
 

@@ -34,6 +34,8 @@ function step(name: string, cmd: string, args: string[]): Promise<boolean> {
 
 async function main(): Promise<number> {
   const jestArgs = process.argv.slice(2);
+  // bootstrap.mjs chose it (.tools/node when the machine's is older); every tool below inherits it.
+  console.log(`[test] Node ${process.versions.node} (${process.execPath})`);
   const pgUrl = serviceDatabaseUrl(path.join(root, "services", "billing-ledger"));
   const pg = new URL(pgUrl);
   const rabbit = new URL(process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672");

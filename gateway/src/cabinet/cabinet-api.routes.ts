@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from "express";
-import type { Identity } from "@meter/contracts";
-import { AppError } from "@meter/service-kit";
+import { CABINET_API_PREFIX, CabinetFileOperations, CabinetJobOperations, type Identity } from "@meter/contracts";
+import { AppError, operationRouter } from "@meter/service-kit";
 import { requireSession } from "./session-auth";
 import type { SignedCaller } from "./signed-caller";
 
@@ -36,17 +36,20 @@ export function cabinetApiRoutes(o: CabinetApiOptions): Router {
 
   r.use("/admin", forward(o.billing, "billing-ledger", "/admin/v1"));
   // Route handlers see the router's whole path in req.url (only r.use strips its own).
-  r.get("/files", forward(o.files, "files", "/cabinet/v1"));
-  r.get("/files/:id/content", forward(o.files, "files", "/cabinet/v1"));
-  r.delete("/files/:id", forward(o.files, "files", "/cabinet/v1"));
-  r.get(
-    "/jobs",
-    (_req, _res, next) => {
-      if (!o.mediaEnabled) return next(new AppError("media_disabled", "media operations are turned off on this service (MEDIA_ENABLED)"));
-      next();
-    },
-    forward(o.mediaJobs, "media-jobs", "/cabinet/v1"),
+  const toFiles = forward(o.files, "files", "/cabinet/v1");
+  r.use(operationRouter(CabinetFileOperations, CABINET_API_PREFIX, { files: toFiles, fileContent: toFiles, deleteFile: toFiles }));
+  r.use(
+    operationRouter(CabinetJobOperations, CABINET_API_PREFIX, {
+      jobs: [
+        (_req, _res, next) => {
+          if (!o.mediaEnabled) return next(new AppError("media_disabled", "media operations are turned off on this service (MEDIA_ENABLED)"));
+          next();
+        },
+        forward(o.mediaJobs, "media-jobs", "/cabinet/v1"),
+      ],
+    }),
   );
+  // The member API: billing-ledger mounts its operations (CabinetMemberOperations) from the contracts.
   r.use(forward(o.billing, "billing-ledger", "/cabinet/v1"));
   return r;
 }

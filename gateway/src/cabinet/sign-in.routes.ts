@@ -1,7 +1,17 @@
 import { timingSafeEqual } from "node:crypto";
-import { Router, type Request, type Response } from "express";
-import { AcceptInvitationRequest, CabinetEndpoints, OperatorSignInRequest, SessionGrant, SignInRequest, SignOutRequest, type Endpoint } from "@meter/contracts";
-import { AppError, parseInput } from "@meter/service-kit";
+import type { Request, Response, Router } from "express";
+import {
+  AcceptInvitationRequest,
+  CABINET_API_PREFIX,
+  CabinetEndpoints,
+  CabinetSignInOperations,
+  OperatorSignInRequest,
+  SessionGrant,
+  SignInRequest,
+  SignOutRequest,
+  type Endpoint,
+} from "@meter/contracts";
+import { AppError, operationRouter, parseInput } from "@meter/service-kit";
 import { requireSession } from "./session-auth";
 import { clearedCookies, sessionCookies, type SecureCookies } from "./session-cookies";
 import type { SignedCaller } from "./signed-caller";
@@ -19,7 +29,6 @@ export interface SignInRoutesOptions {
  * body is read and checked before these routes, cabinet.ts).
  */
 export function signInRoutes(o: SignInRoutesOptions): Router {
-  const r = Router();
   const as = { kind: "service", service: "gateway" } as const;
 
   /** Opens a session at billing and hands it to the browser as cookies. */
@@ -49,39 +58,39 @@ export function signInRoutes(o: SignInRoutesOptions): Router {
     res.status(201).json({ object: "cabinet_session", role: grant.role, expires_at: grant.expires_at });
   };
 
-  r.post("/sign-in", async (req, res) => {
-    const { email, password } = parseInput(SignInRequest, res.locals.json);
-    await open(req, res, CabinetEndpoints.signIn, { email, password });
+  return operationRouter(CabinetSignInOperations, CABINET_API_PREFIX, {
+    signIn: async (req, res) => {
+      const { email, password } = parseInput(SignInRequest, res.locals.json);
+      await open(req, res, CabinetEndpoints.signIn, { email, password });
+    },
+    acceptInvitation: async (req, res) => {
+      const { token, password } = parseInput(AcceptInvitationRequest, res.locals.json);
+      await open(req, res, CabinetEndpoints.acceptInvitation, { token, password });
+    },
+    // No per-address limit here: ADMIN_TOKEN is accepted as a bearer token on /admin/v1 anyway, and it
+    // is long and random enough (at least 16 characters; `npm start` makes 128 bits) not to be guessed.
+    operatorSignIn: async (req, res) => {
+      const { admin_token } = parseInput(OperatorSignInRequest, res.locals.json);
+      if (!sameSecret(admin_token, o.adminToken)) throw new AppError("invalid_credentials", "that is not the admin token");
+      await open(req, res, CabinetEndpoints.operatorSession, {});
+    },
+    signOut: [
+      requireSession(o.billing),
+      async (req, res) => {
+        const { everywhere } = parseInput(SignOutRequest, res.locals.json ?? {});
+        const answer = await o.billing.fetch({
+          method: "POST",
+          path: "/cabinet/v1/session/sign-out",
+          identity: res.locals.identity,
+          body: JSON.stringify({ everywhere }),
+          requestId: req.requestId,
+        });
+        // The cookies go whatever billing said: a browser asked to sign out is signed out here at least.
+        res.setHeader("set-cookie", clearedCookies(req, o.secureCookies));
+        res.status(answer.status).json(await answer.json().catch(() => ({})));
+      },
+    ],
   });
-
-  r.post("/invitations/accept", async (req, res) => {
-    const { token, password } = parseInput(AcceptInvitationRequest, res.locals.json);
-    await open(req, res, CabinetEndpoints.acceptInvitation, { token, password });
-  });
-
-  // No per-address limit here: ADMIN_TOKEN is accepted as a bearer token on /admin/v1 anyway, and it
-  // is long and random enough (at least 16 characters; `npm start` makes 128 bits) not to be guessed.
-  r.post("/operator/sign-in", async (req, res) => {
-    const { admin_token } = parseInput(OperatorSignInRequest, res.locals.json);
-    if (!sameSecret(admin_token, o.adminToken)) throw new AppError("invalid_credentials", "that is not the admin token");
-    await open(req, res, CabinetEndpoints.operatorSession, {});
-  });
-
-  r.post("/sign-out", requireSession(o.billing), async (req, res) => {
-    const { everywhere } = parseInput(SignOutRequest, res.locals.json ?? {});
-    const answer = await o.billing.fetch({
-      method: "POST",
-      path: "/cabinet/v1/session/sign-out",
-      identity: res.locals.identity,
-      body: JSON.stringify({ everywhere }),
-      requestId: req.requestId,
-    });
-    // The cookies go whatever billing said: a browser asked to sign out is signed out here at least.
-    res.setHeader("set-cookie", clearedCookies(req, o.secureCookies));
-    res.status(answer.status).json(await answer.json().catch(() => ({})));
-  });
-
-  return r;
 }
 
 function sameSecret(given: string, expected: string): boolean {

@@ -1,6 +1,7 @@
-import { Router, type RequestHandler } from "express";
+import type { RequestHandler, Router } from "express";
 import type { CabinetBundle } from "@meter/cabinet-web";
-import { AppError } from "@meter/service-kit";
+import { CabinetPageOperations } from "@meter/contracts";
+import { AppError, operationRouter } from "@meter/service-kit";
 
 /**
  * The page's own rules for the browser: scripts, styles and calls from this origin only (no CDN, no
@@ -32,19 +33,21 @@ export const securityHeaders: RequestHandler = (_req, res, next) => {
  * and the one HTML page at every other /cabinet address, fetched anew each time (it names the files).
  */
 export function staticPagesRoutes(bundle: CabinetBundle): Router {
-  const r = Router();
-  r.get("/assets/:name", (req, res) => {
-    const asset = bundle.assets.get(req.params.name);
-    if (!asset) throw new AppError("not_found", `no cabinet asset ${req.params.name}`);
-    res.setHeader("content-type", asset.contentType);
-    res.setHeader("cache-control", "public, max-age=31536000, immutable");
-    res.end(req.method === "HEAD" ? undefined : asset.body);
-  });
   const page: RequestHandler = (req, res) => {
     res.setHeader("content-type", "text/html; charset=utf-8");
     res.setHeader("cache-control", "no-cache");
     res.end(req.method === "HEAD" ? undefined : bundle.html);
   };
-  r.get(["/", "/*page"], page);
-  return r;
+  return operationRouter(CabinetPageOperations, "/cabinet", {
+    asset: (req, res) => {
+      const name = String(req.params.name);
+      const asset = bundle.assets.get(name);
+      if (!asset) throw new AppError("not_found", `no cabinet asset ${name}`);
+      res.setHeader("content-type", asset.contentType);
+      res.setHeader("cache-control", "public, max-age=31536000, immutable");
+      res.end(req.method === "HEAD" ? undefined : asset.body);
+    },
+    home: page,
+    page,
+  });
 }

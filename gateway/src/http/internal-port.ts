@@ -2,7 +2,7 @@ import express, { type Express } from "express";
 import { errorHandler, healthRoutes, notFoundHandler, requestId, type Logger, type Metrics, type ReadinessCheck } from "@meter/service-kit";
 
 /** What the public port must not answer: they tell an outsider what runs behind the gateway and how. */
-const INTERNAL_PATHS = ["/readyz", "/metrics"];
+export const INTERNAL_PATHS = ["/readyz", "/metrics"];
 
 /**
  * The public port answers only `/healthz` of the endpoints every service has: `/readyz` and `/metrics`

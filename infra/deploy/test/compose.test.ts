@@ -58,6 +58,26 @@ describe("docker-compose.yml", () => {
         /text: runs as its migration role/,
       ],
       [
+        "the owner's URL given to a worker",
+        (c) => void (env(c, "files-worker").FILES_DATABASE_URL = env(c, "files-migrate").FILES_MIGRATION_DATABASE_URL!),
+        /files-worker: gets the owner role's URL as FILES_DATABASE_URL/,
+      ],
+      [
+        "a worker that starts before its service's migrations",
+        (c) => void delete (service(c, "media-jobs-worker").depends_on as Record<string, unknown>)["media-jobs-migrate"],
+        /media-jobs-worker: starts without waiting for media-jobs-migrate/,
+      ],
+      [
+        "a migration step of another version than its service",
+        (c) => void (service(c, "mcp-migrate").image = "meter-mcp:0.9.0"),
+        /mcp-migrate: runs meter-mcp:0\.9\.0, mcp runs meter-mcp:local: not the same version/,
+      ],
+      [
+        "a migration step given the service's secrets",
+        (c) => void (env(c, "billing-ledger-migrate").INTERNAL_SIGNING_KEY = env(c, "billing-ledger").INTERNAL_SIGNING_KEY!),
+        /billing-ledger-migrate: gets INTERNAL_SIGNING_KEY; it needs the owner role's URL alone/,
+      ],
+      [
         "a database password postgres-init does not give",
         (c) => void (env(c, "postgres").MCP_APP_PASSWORD = "other"),
         /mcp: MCP_DATABASE_URL logs in with another password/,

@@ -27,8 +27,21 @@ describe("Dockerfile (one image per deployable)", () => {
     expect(checkMeterDockerfile(dockerfile, ignore)).toEqual([]);
   });
 
+  it("runs on Node 24 LTS, the release the two commands run on, pinned by the official image's digest", () => {
+    const nodeImage = /^ARG NODE_IMAGE=(.*)$/m.exec(dockerfile)?.[1];
+    const { nodeRuntime } = JSON.parse(readText("package.json")) as { nodeRuntime: string };
+    expect(nodeImage).toMatch(/^node:24\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/);
+    expect(nodeImage).toContain(`node:${nodeRuntime}-bookworm-slim@`);
+  });
+
   it.each([
-    ["an unpinned base", dockerfile.replace(/^ARG NODE_IMAGE=.*$/m, "ARG NODE_IMAGE=node:20-bookworm-slim"), ignore, /not a pinned node:20/],
+    ["a base by tag only", dockerfile.replace(/^(ARG NODE_IMAGE=node:[^@]+)@.*$/m, "$1"), ignore, /NODE_IMAGE node:24\.\d+\.\d+-bookworm-slim, not .*@sha256/],
+    [
+      "a Node 20 base (end of life)",
+      dockerfile.replace(/^ARG NODE_IMAGE=node:[^@]+/m, "ARG NODE_IMAGE=node:20.20.2-bookworm-slim"),
+      ignore,
+      /NODE_IMAGE is Node 20\.20\.2, package\.json's nodeRuntime is 24\./,
+    ],
     ["another pnpm", dockerfile.replace(/PNPM_VERSION=\S+/, "PNPM_VERSION=9.0.0"), ignore, /installs pnpm 9\.0\.0/],
     ["a missing target", dockerfile.replace("AS mcp", "AS mcp-server"), ignore, /no target mcp/],
     [

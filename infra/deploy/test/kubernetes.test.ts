@@ -150,16 +150,16 @@ describe("fails on a broken file", () => {
       /runs as its migration role/,
     ],
     [
-      "no migration step",
+      "an API that does not wait for its schema",
       "prod",
       (o) => void delete find<Workload>(o, "Deployment", "text").spec.template.spec.initContainers,
-      /Deployment text: no initContainer running node dist\/migrate\.js deploy/,
+      /Deployment text: no initContainer running node dist\/migrate\.js wait: it would start before its schema is there/,
     ],
     [
       "a worker that could migrate",
       "prod",
       (o) => void (find<Workload>(o, "Deployment", "files-worker").spec.template.spec.initContainers![0]!.command = ["node", "dist/migrate.js", "deploy"]),
-      /Deployment files-worker: no initContainer running node dist\/migrate\.js wait/,
+      /Deployment files-worker: an initContainer runs node dist\/migrate\.js deploy; only the migration Job may/,
     ],
     [
       "a Deployment without autoscaler",
@@ -258,9 +258,19 @@ describe("each deployable is released on its own (prod)", () => {
       const file = path.join(k8s, "overlays/prod/kustomization.yaml");
       writeFileSync(file, readFileSync(file, "utf8").replace(/(name: meter-text\n\s+newName: \S+\n\s+newTag:) "1\.0\.0"/, '$1 "1.0.1"'));
     });
-    expect(changed(before(), after)).toEqual(["Deployment text"]);
+    // The old release's Job is no longer rendered (Kubernetes removes it after its ttlSecondsAfterFinished).
+    expect(changed(before(), after)).toEqual(["Deployment text", "Job text-migrate-1.0.0", "Job text-migrate-1.0.1"]);
     expect(container(after, "text").image).toBe("registry.example.com/meter/text:1.0.1");
     expect(find<Workload>(after, "Deployment", "text").spec.template.spec.initContainers![0]!.image).toBe("registry.example.com/meter/text:1.0.1");
+    expect(find<Workload>(after, "Job", "text-migrate-1.0.1").spec.template.spec.containers[0]!.image).toBe("registry.example.com/meter/text:1.0.1");
+  });
+
+  it("a new owner password changes only its Secret: the Job of a release cannot change, the next one reads it", () => {
+    const after = renderOverlay(
+      "prod",
+      edit("overlays/prod/secrets/text-migration.env", (t) => t.replace(/meter_text_owner:[^@]*@/, "meter_text_owner:rotated0123456789abcdef@")),
+    );
+    expect(changed(before(), after)).toEqual(["Secret text-migration"]);
   });
 
   it("a changed setting rolls only that deployable (its ConfigMap's name carries a hash)", () => {

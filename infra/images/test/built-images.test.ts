@@ -14,7 +14,8 @@ import { IMAGES } from "../deployables";
  * What each image would run, run here without Docker: every deployable's folder built by
  * infra/images/build.ts (as the Dockerfile's build stage does), each service's databases created with
  * its two roles by the SQL the deployments use (k8s/dev-dependencies/postgres/service-database.sql),
- * its migrations applied by its own `dist/migrate.js` as the owner role, and every process started
+ * its migrations applied by its own `dist/migrate.js deploy` as the owner role (what its migration Job
+ * runs), waited for by every image's `dist/migrate.js wait` as the runtime role, and every process started
  * with plain `node` from its folder, as the runtime role. Then a key is made and a paid request, a
  * file declaration and the OpenAPI document go through the gateway; then each process stops on SIGTERM.
  */
@@ -27,6 +28,7 @@ let environment: TestEnvironment;
 let gatewayUrl: string;
 
 const admin = "postgresql://postgres@127.0.0.1:5432/postgres";
+const envPrefixOf = (image: (typeof IMAGES)[number]) => image.service.toUpperCase().replace(/-/g, "_");
 const roleUrl = (service: string, role: "owner" | "app", password: string) =>
   `postgresql://${prefix}${service}_${role}:${password}@127.0.0.1:5432/${prefix}${service}`;
 
@@ -108,16 +110,20 @@ beforeAll(async () => {
   };
   for (const key of Object.keys(shared)) if (key.endsWith("_DATABASE_URL")) delete shared[key];
 
-  // Migrations first, each by its own image's step, as the owner; workers wait for them as the runtime role.
-  for (const image of IMAGES.filter((i) => i.migrations)) {
-    const service = image.service.replace(/-/g, "_");
-    const prefixed = image.service.toUpperCase().replace(/-/g, "_");
-    const env =
-      image.migrations === "deploy"
-        ? { [`${prefixed}_MIGRATION_DATABASE_URL`]: roleUrl(service, "owner", roles[image.service]!.owner) }
-        : { [`${prefixed}_DATABASE_URL`]: roleUrl(service, "app", roles[image.service]!.app) };
-    const result = await run(path.join(out, image.deployable, "app"), ["dist/migrate.js", image.migrations!], env);
+  // Migrations first, by each API image's step (its migration Job), as the owner; then every pod's wait
+  // for them (API and worker), as the runtime role.
+  for (const image of IMAGES.filter((i) => i.migrations === "deploy")) {
+    const owner = { [`${envPrefixOf(image)}_MIGRATION_DATABASE_URL`]: roleUrl(image.service.replace(/-/g, "_"), "owner", roles[image.service]!.owner) };
+    const result = await run(path.join(out, image.deployable, "app"), ["dist/migrate.js", "deploy"], owner);
     expect({ deployable: image.deployable, code: result.code, output: result.output }).toMatchObject({ code: 0 });
+  }
+  for (const image of IMAGES.filter((i) => i.migrations)) {
+    const runtime = { [`${envPrefixOf(image)}_DATABASE_URL`]: roleUrl(image.service.replace(/-/g, "_"), "app", roles[image.service]!.app) };
+    const result = await run(path.join(out, image.deployable, "app"), ["dist/migrate.js", "wait"], runtime);
+    expect({ deployable: image.deployable, code: result.code, output: result.output }).toMatchObject({
+      code: 0,
+      output: expect.stringContaining(": starting"),
+    });
   }
 
   for (const image of IMAGES) {

@@ -50,6 +50,8 @@ export const GrantAllowanceRequest = z.strictObject({
   key_id: z.uuid(),
   amount_microrub: Microrub,
   min_microrub: Microrub,
+  /** The estimate of the request that asked: billing grants a whole number of these. */
+  unit_microrub: Microrub.optional(),
   /** What it will be spent on. */
   operation: Operation,
   source: HoldSource,

@@ -16,4 +16,7 @@ export * from "./services";
 export * from "./endpoints";
 export * from "./mcp";
 export { buildOpenApiDocument, type OpenApiDocument } from "./openapi/document";
-export { PUBLIC_OPERATIONS, type PublicOperation } from "./openapi/operations";
+export { routePathOf, type ApiOperation, type OperationGroup } from "./openapi/operation";
+export * from "./openapi/operations";
+export * from "./openapi/admin-operations";
+export * from "./openapi/cabinet-operations";

@@ -5,3 +5,8 @@ export { dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
 export { listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "./services";
 export { prismaConfigFor } from "./prisma-config";
 export { backupDatabase, restoreDatabase } from "./backup";
+export { DEFAULT_SCHEMA_WAIT_MS, localMigrationNames, pendingMigrations, schemaState, waitForSchema } from "./schema-wait";
+export type { SchemaState, SchemaWaitOptions } from "./schema-wait";
+export { deployWithLock } from "./service-migrations";
+export { ensureServiceRoles } from "./roles";
+export type { ServiceRoles } from "./roles";

@@ -21,3 +21,4 @@ export * from "./http/metrics";
 export * from "./http/create-service-app";
 export * from "./database";
 export * from "./idempotency";
+export * from "./http/operation-router";

@@ -10,3 +10,4 @@ export { freePort } from "@meter/local-infra";
 export * from "./service-process";
 export { backupDatabase, restoreDatabase } from "@meter/db-tools";
 export * from "./media-system";
+export * from "./express-routes";

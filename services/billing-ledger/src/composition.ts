@@ -32,6 +32,8 @@ export interface BillingServicesOptions {
   metrics: Metrics;
   /** HOLD_LOCK_TIMEOUT_MS. */
   lockTimeoutMs?: number;
+  /** ALLOWANCE_MAX_SHARE and ALLOWANCE_RETRY_AFTER_S. */
+  allowances?: { maxShare: number; retryAfterS: number };
   /** Runs of one hold batch in all, after deadlocks or lock timeouts. */
   holdAttempts?: number;
   /** UPSTREAM_KEY_ENV_PATTERN. */
@@ -48,6 +50,8 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
   const holdOps = new HoldOpsRepository(database.pool, {
     timezone: opts.timezone,
     lockTimeoutMs: opts.lockTimeoutMs ?? 1_000,
+    allowanceMaxShare: opts.allowances?.maxShare ?? 0.25,
+    allowanceRetryAfterS: opts.allowances?.retryAfterS ?? 5,
     attempts: opts.holdAttempts ?? 3,
     clock: opts.clock,
     metrics: {
@@ -113,6 +117,7 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     timezone: config.BUDGET_TIMEZONE,
     metrics,
     lockTimeoutMs: config.HOLD_LOCK_TIMEOUT_MS,
+    allowances: { maxShare: config.ALLOWANCE_MAX_SHARE, retryAfterS: config.ALLOWANCE_RETRY_AFTER_S },
     upstreamKeyEnvPattern: config.UPSTREAM_KEY_ENV_PATTERN,
     cabinet: {
       sessionTtlMs: config.CABINET_SESSION_TTL_HOURS * 3_600_000,

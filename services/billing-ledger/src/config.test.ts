@@ -24,3 +24,15 @@ it("takes a pattern from the environment and refuses one that is not a regular e
   expect(() => loadConfig({ ...base, HOLD_AUDIT_INTERVAL_MS: "0" })).toThrow(/HOLD_AUDIT_INTERVAL_MS/);
   expect(() => loadConfig({ ...base, BOOKS_CROSS_CHECK_INTERVAL_MS: "10" })).toThrow(/BOOKS_CROSS_CHECK_INTERVAL_MS/);
 });
+
+it("sizes allowances by a share of what is left, and tells a refusal they caused when to try again", () => {
+  expect(loadConfig({ ...base })).toMatchObject({ ALLOWANCE_MAX_SHARE: 0.25, ALLOWANCE_RETRY_AFTER_S: 5 });
+  expect(loadConfig({ ...base, ALLOWANCE_MAX_SHARE: "0.1", ALLOWANCE_RETRY_AFTER_S: "3" })).toMatchObject({
+    ALLOWANCE_MAX_SHARE: 0.1,
+    ALLOWANCE_RETRY_AFTER_S: 3,
+  });
+  // More than all of what is left, or nothing at all, is no share.
+  expect(() => loadConfig({ ...base, ALLOWANCE_MAX_SHARE: "1.5" })).toThrow(/ALLOWANCE_MAX_SHARE/);
+  expect(() => loadConfig({ ...base, ALLOWANCE_MAX_SHARE: "0" })).toThrow(/ALLOWANCE_MAX_SHARE/);
+  expect(() => loadConfig({ ...base, ALLOWANCE_RETRY_AFTER_S: "0" })).toThrow(/ALLOWANCE_RETRY_AFTER_S/);
+});

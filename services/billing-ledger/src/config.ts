@@ -21,6 +21,13 @@ export const BillingConfig = CommonConfig.extend({
   BOOKS_CROSS_CHECK_INTERVAL_MS: env.int(600_000, { min: 1_000 }),
   /** The longest a batch of hold operations waits for one row lock; then it goes on op by op, and a lone op is tried once more, then refused. */
   HOLD_LOCK_TIMEOUT_MS: env.int(1_000, { min: 10 }),
+  /**
+   * Allowances (docs/api.md): one grant takes at most this fraction of what the key's daily budget and
+   * its organization's available balance have left, so near a limit requests take per-request holds.
+   */
+  ALLOWANCE_MAX_SHARE: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().gt(0).max(1).default(0.25)),
+  /** What a refusal caused by money parked in allowances tells the caller to wait: the holders' idle time and a margin. */
+  ALLOWANCE_RETRY_AFTER_S: env.int(5, { min: 1 }),
   /** The environment variable names a catalog entry may name as its upstream's API key. */
   UPSTREAM_KEY_ENV_PATTERN: z.preprocess(
     (v) => (v === "" ? undefined : v),

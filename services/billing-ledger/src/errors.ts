@@ -1,12 +1,18 @@
 import { AppError } from "@meter/service-kit";
 
 export const BillingErrors = {
-  insufficientBalance: () => new AppError("insufficient_balance", "the organization's available balance does not cover this request"),
-  dailyBudgetExceeded: () => new AppError("daily_budget_exceeded", "this API key's daily budget does not cover this request"),
+  /** With retryAfterS: money parked in allowances caused it (docs/api.md, "Allowances"); it may succeed then. */
+  insufficientBalance: (retryAfterS?: number) =>
+    new AppError("insufficient_balance", "the organization's available balance does not cover this request", retryAfter(retryAfterS)),
+  dailyBudgetExceeded: (retryAfterS?: number) =>
+    new AppError("daily_budget_exceeded", "this API key's daily budget does not cover this request", retryAfter(retryAfterS)),
   invalidKey: () => new AppError("invalid_api_key", "the API key is invalid or revoked"),
   holdNotFound: (id: string) => new AppError("not_found", `hold ${id} does not exist`),
   holdConflict: (id: string, status: string) => new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
   holdIdReused: (id: string) => new AppError("conflict", `hold ${id} already exists with other parameters`),
+  /** A close with another used amount, one below what was recorded or above the allowance, or a release of one waiting for its requests. */
+  allowanceConflict: (id: string) =>
+    new AppError("conflict", `allowance ${id} does not take this: it was closed with another used amount, or the amount does not fit what it holds`),
   settleExceedsHold: (id: string) => new AppError("settle_exceeds_hold", `the amount exceeds what hold ${id} reserved`),
   /** Nothing was written: the same operation may be sent again. */
   holdsBusy: () =>
@@ -26,6 +32,11 @@ export const BillingErrors = {
   creditReferenceReused: (reference: string) =>
     new AppError("idempotency_key_mismatch", `credit reference "${reference}" was already used with another amount`),
 };
+
+/** A refusal that may succeed later says when, as a header and in its details (an op's result carries it). */
+function retryAfter(seconds: number | undefined): { headers?: Record<string, string>; details?: Record<string, unknown> } {
+  return seconds === undefined ? {} : { headers: { "retry-after": String(seconds) }, details: { retry_after_seconds: seconds } };
+}
 
 /** The web cabinet's refusals (sign-in, sessions, invitations, the member API). */
 export const CabinetErrors = {

@@ -29,7 +29,7 @@ function textOwner(records: FinalHold[], restoredAt: string | null = null): Hold
   };
 }
 
-function crossCheck(owners: HoldOwners): BooksCrossCheckService {
+function crossCheck(owners: HoldOwners, graceMs = 0): BooksCrossCheckService {
   const metrics = new Metrics("billing-ledger");
   return new BooksCrossCheckService(
     h.services.holdReads,
@@ -40,7 +40,7 @@ function crossCheck(owners: HoldOwners): BooksCrossCheckService {
       differences: metrics.counter("billing_books_cross_check_differences_total", "d", ["source", "kind"]),
       repaired: metrics.counter("billing_books_cross_check_repaired_total", "r", ["source", "kind"]),
     },
-    0,
+    graceMs,
   );
 }
 
@@ -143,4 +143,26 @@ it("tells billing's charges an owner lost in its restore from those it cannot ex
   expect(mine(restored)).toEqual([]);
   expect(restored.owners[0]!.lost_in_restore).toBeGreaterThanOrEqual(1);
   expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 100_000 - 4_000 - 2_000 }));
+});
+
+it("leaves a request on an allowance to its own settlement while that may still be on its way", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+  const allowanceId = randomUUID();
+  await h.services.holds.apply([
+    { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 50_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al" },
+  ]);
+  // Text settled a request on the allowance a moment ago; its command has not reached billing yet.
+  const record = finalOf(a, { status: "settled", final_at: new Date().toISOString() });
+  const pass = await crossCheck(textOwner([record]), 60_000).run();
+  expect(pass.differences).toEqual([]);
+  expect(await h.services.holdReads.find(record.hold_id)).toBeUndefined();
+
+  // The command arrives: the request is charged once, its estimate taken from the allowance.
+  const spend = { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text" as const, model: "m", owner_ref: record.owner_ref };
+  const [applied] = await h.services.holds.apply([{ op: "settle", hold_id: record.hold_id, amount_microrub: 4_000, source: "text", allowance: spend }]);
+  expect(applied).toMatchObject({ outcome: "settled" });
+  expect((await crossCheck(textOwner([record]), 60_000).run()).differences).toEqual([]);
+  expect(await h.services.holdReads.find(allowanceId)).toMatchObject({ consumed_microrub: 5_000 });
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 996_000, reserved_microrub: 45_000 }));
+  await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "idle", used_microrub: 5_000 }]);
 });

@@ -45,6 +45,29 @@ describe.each([
     await expect(h.services.holds.place(placeOp(a.keyId, 1))).rejects.toMatchObject({ code: "daily_budget_exceeded" });
   });
 
+  it("an allowance granted at 23:59 is usable until midnight there; its requests count on the day they settle", async () => {
+    now = new Date(beforeMidnight);
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 40_000 });
+    const allowanceId = randomUUID();
+    const [granted] = await h.services.holds.answer([
+      { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 10_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al" },
+    ]);
+    expect(granted).toMatchObject({
+      kind: "allowance",
+      amount_microrub: 10_000,
+      usable_until: new Date(afterMidnight).toISOString().replace(":01:00", ":00:00"),
+    });
+
+    now = new Date(afterMidnight);
+    const request = randomUUID();
+    const spend = { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 4_000, operation: "text" as const, model: "m", owner_ref: `req-${request}` };
+    await h.services.holds.apply([{ op: "settle", hold_id: request, amount_microrub: 3_000, source: "text", allowance: spend }]);
+    expect(await h.services.holdReads.find(request)).toMatchObject({ budget_day: "2026-01-15" });
+    expect(await usage(a.keyId)).toMatchObject({ day: "2026-01-15", spent_microrub: 3_000, reserved_microrub: 6_000, remaining_microrub: 31_000 });
+    await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "past its budget day", used_microrub: 4_000 }]);
+    expect(await usage(a.keyId)).toMatchObject({ spent_microrub: 3_000, reserved_microrub: 0 });
+  });
+
   it("charges settled yesterday do not count today", async () => {
     now = new Date(beforeMidnight);
     const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000 });

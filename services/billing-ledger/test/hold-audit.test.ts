@@ -140,3 +140,62 @@ it("an owner's call carries billing-ledger's signature for that owner alone", as
     await owner.close();
   }
 });
+
+it("asks about an allowance like any hold: one its holder has no record of gives back what its requests did not take", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000 });
+  const grant = (id: string) =>
+    h.services.holds.apply([
+      { op: "grant", hold_id: id, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: `al-${id}` },
+    ]);
+  const [open, lost, closing] = [randomUUID(), randomUUID(), randomUUID()];
+  for (const id of [open, lost, closing]) await grant(id);
+  const spend = (allowanceId: string, id: string) => ({
+    allowance_id: allowanceId,
+    key_id: a.keyId,
+    reserved_microrub: 10_000,
+    operation: "text" as const,
+    model: "m",
+    owner_ref: `req-${id}`,
+  });
+  const request = randomUUID();
+  await h.services.holds.apply([{ op: "settle", hold_id: request, amount_microrub: 8_000, source: "text", allowance: spend(lost, request) }]);
+  // Closed by its holder with a request whose command is still on its way.
+  await h.services.holds.apply([{ op: "release", hold_id: closing, reason: "idle", used_microrub: 10_000, source: "text" }]);
+  await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id IN (${open}::uuid, ${lost}::uuid, ${closing}::uuid)`;
+
+  const owner = await startOwner(({ hold_id }) => {
+    if (hold_id === open) return { hold_id, status: "pending" };
+    if (hold_id === lost) return { hold_id, status: "absent" };
+    if (hold_id === closing) return { hold_id, status: "absent" };
+    return undefined;
+  });
+  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
+  const metrics = new Metrics("billing-ledger");
+  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
+    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
+    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
+  });
+  try {
+    await audit.run();
+    expect(owner.calls.flat()).toContainEqual({ hold_id: lost, owner_ref: `al-${lost}`, placed_at: expect.any(String) });
+  } finally {
+    await owners.close();
+    await owner.close();
+  }
+  expect(await h.services.holdReads.find(open)).toMatchObject({ status: "active" });
+  expect(await h.services.holdReads.find(lost)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
+  // A close waiting for its requests is not ended by the audit: the request's command (or the expiry) ends it.
+  expect(await h.services.holdReads.find(closing)).toMatchObject({ status: "active" });
+  const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
+  const release = (ledger.body.data as { kind: string; hold_id: string; amount_microrub: number; reference: string }[]).find(
+    (e) => e.kind === "release" && e.hold_id === lost,
+  );
+  expect(release).toMatchObject({ amount_microrub: 90_000, reference: "no request behind it at text" });
+  const late = randomUUID();
+  await h.services.holds.apply([{ op: "settle", hold_id: late, amount_microrub: 10_000, source: "text", allowance: spend(closing, late) }]);
+  expect(await h.services.holdReads.find(closing)).toMatchObject({ status: "released" });
+  await h.services.holds.apply([{ op: "release", hold_id: open, reason: "idle", used_microrub: 0 }]);
+  expect(await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200)).toMatchObject({
+    body: { balance_microrub: 982_000, reserved_microrub: 0 },
+  });
+});

@@ -260,6 +260,52 @@ it("a valid settlement replayed by hand, bytes and headers as they were, charges
   expect(await messagesIn(vhost)).toEqual({});
 });
 
+it("requests on an allowance and its close arrive over the bus in any order: each request charged once, the rest released once", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000 });
+  const allowanceId = randomUUID();
+  const granted = await h.services.holds.answer([
+    { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al-1" },
+  ]);
+  expect(granted[0]).toMatchObject({ kind: "allowance", status: "active", amount_microrub: 100_000 });
+  const spend = (id: string, estimate: number) => ({
+    allowance_id: allowanceId,
+    key_id: a.keyId,
+    reserved_microrub: estimate,
+    operation: "text" as const,
+    model: "m",
+    owner_ref: `req-${id}`,
+  });
+  const [r1, r2] = [randomUUID(), randomUUID()];
+  // The close overtakes its requests' commands; the first settlement is delivered twice.
+  await bus.publish("billing.hold.release", { version: "v1", hold_id: allowanceId, reason: "idle", used_microrub: 8_000 });
+  await bus.publish("billing.hold.settle", { version: "v1", hold_id: r1, amount_microrub: 2_500, allowance: spend(r1, 5_000) });
+  await bus.publish("billing.hold.settle", { version: "v1", hold_id: r1, amount_microrub: 2_500, allowance: spend(r1, 5_000) });
+  await bus.publish("billing.hold.release", { version: "v1", hold_id: r2, reason: "upstream failed", allowance: spend(r2, 3_000) });
+  // media-jobs signs a settlement on text's allowance: it moves nothing.
+  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", keys: testKeys("media-jobs-worker") });
+  const foreign = randomUUID();
+  await media.publish("billing.hold.settle", { version: "v1", hold_id: foreign, amount_microrub: 1_000, allowance: spend(foreign, 1_000) });
+  const consumer = await start();
+  try {
+    await until(async () => (await status(allowanceId)) === "released", 15_000, "the allowance released");
+    await until(async () => (await messagesIn(vhost))["billing-ledger.hold-commands.dlq"] === 1, 10_000, "the foreign command dead-lettered");
+  } finally {
+    await consumer.stop();
+    await media.close();
+  }
+  expect(await h.services.holdReads.find(r1)).toMatchObject({ status: "settled", settled_microrub: 2_500, allowance_id: allowanceId });
+  expect(await h.services.holdReads.find(r2)).toMatchObject({ status: "released", amount_microrub: 3_000, allowance_id: allowanceId });
+  expect(await status(foreign)).toBeUndefined();
+  const balance = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200);
+  expect(balance.body).toMatchObject({ balance_microrub: 997_500, reserved_microrub: 0 });
+  const ledger = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/ledger`).expect(200);
+  const release = (ledger.body.data as { kind: string; hold_id: string; amount_microrub: number }[]).filter(
+    (e) => e.hold_id === allowanceId && e.kind === "release",
+  );
+  expect(release.map((e) => e.amount_microrub)).toEqual([92_000]);
+  await drainQueue(vhost.url, "billing-ledger.hold-commands.dlq");
+});
+
 /** Messages waiting in the vhost's queues, by queue (empty queues left out). */
 async function messagesIn(v: TestVhost): Promise<Record<string, number>> {
   const { stdout } = await promisify(execFile)(process.env.RABBITMQCTL ?? "rabbitmqctl", ["--quiet", "list_queues", "-p", v.name, "name", "messages"]);

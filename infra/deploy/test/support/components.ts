@@ -16,7 +16,10 @@ export interface Component {
   role: "server" | "worker";
   /** `gateway` -> `GATEWAY`, `media-jobs-worker` -> `MEDIA_JOBS`: the prefix of its service's settings. */
   prefix: string;
-  /** Its migration step: `deploy` (the API of a service with a database), `wait` (its worker), none. */
+  /**
+   * `deploy`: the API image of a service with a database, whose migration Job (and compose's `-migrate`)
+   * applies its migrations; `wait`: its worker's. Every pod of both waits for the schema; none: no database.
+   */
   migrations?: "deploy" | "wait";
 }
 

@@ -16,7 +16,7 @@ import {
   type Component,
 } from "./components";
 import { asList, dependenciesOf, environmentOf, interpolate, requiredVariables, stringsOf, type ComposeFile, type ComposeService } from "./compose-file";
-import { imageName, unpinnedImage } from "./images";
+import { imageName, imageTag, unpinnedImage } from "./images";
 import { existsInRepo, readText } from "./repo";
 
 /** Where third-party images listen (their defaults; the compose file does not change them). */
@@ -100,7 +100,7 @@ export async function checkCompose(compose: ComposeFile, variables: Readonly<Rec
     problems.push(...checkAddresses(`compose service ${r.name}`, r.component, r.config!, network), ...checkHealthcheck(r));
   }
   problems.push(
-    ...checkMigrations(running, migrations),
+    ...checkMigrations(running, migrations, variables),
     ...checkCredentials(compose, running, variables),
     ...checkDependencies(compose),
     ...checkVolumes(compose),
@@ -139,9 +139,10 @@ function checkHealthcheck(r: Running): string[] {
 
 /**
  * Each service with a database: one migration step of the same image, run to completion before the
- * service (and its worker) starts, as the owner of the very database the service uses as its runtime role.
+ * service (and its worker) starts, as the owner of the very database the service uses as its runtime
+ * role, with nothing but that role's URL; no process gets the owner's URL, under any name.
  */
-function checkMigrations(running: Running[], migrations: Migration[]): string[] {
+function checkMigrations(running: Running[], migrations: Migration[], variables: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
   for (const r of running.filter((r) => r.component.migrations)) {
     const step = migrations.find((m) => m.component.prefix === r.component.prefix && m.component.migrations === "deploy");
@@ -153,8 +154,14 @@ function checkMigrations(running: Running[], migrations: Migration[]): string[] 
     if (dependenciesOf(r.service)[step.name] !== "service_completed_successfully")
       problems.push(`compose service ${r.name}: starts without waiting for ${step.name} to complete`);
     if (step.service.restart !== "no") problems.push(`${step.name}: a one-shot must not restart`);
+    const [stepImage, image] = [step.service.image, r.service.image].map((i) => interpolate(i ?? "", variables));
+    if (imageTag(stepImage!) !== imageTag(image!)) problems.push(`${step.name}: runs ${stepImage}, ${r.name} runs ${image}: not the same version`);
     if (!step.env[key]) problems.push(`${step.name}: no ${key}`);
+    const more = Object.keys(step.env).filter((k) => k !== key);
+    if (more.length > 0) problems.push(`${step.name}: gets ${more.join(", ")}; it needs the owner role's URL alone`);
     if (r.env[key] !== undefined) problems.push(`compose service ${r.name}: gets ${key}; only its migration step may change the schema`);
+    for (const [k, v] of Object.entries(r.env))
+      if (v === step.env[key] && k !== key) problems.push(`compose service ${r.name}: gets the owner role's URL as ${k}`);
     problems.push(...checkDatabaseRoles(`compose service ${r.name}`, r.env[`${r.component.prefix}_DATABASE_URL`], step.env[key]));
   }
   return problems;

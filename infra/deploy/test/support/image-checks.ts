@@ -64,9 +64,25 @@ const argDefault = (instructions: Instruction[], name: string): string | undefin
   instructions.find((i) => i.keyword === "ARG" && i.args.startsWith(`${name}=`))?.args.slice(name.length + 1);
 
 /**
+ * The images run the Node the two commands run on (package.json's `nodeRuntime`, an LTS release), on
+ * Debian bookworm slim, by the digest of the official image: a tag alone can be rebuilt under us.
+ */
+function checkNodeImage(name: string, nodeImage: string | undefined): string[] {
+  const pkg = JSON.parse(readText("package.json")) as { nodeRuntime: string; engines: { node: string } };
+  const runtime = pkg.nodeRuntime;
+  const oldest = /^>=(\d+)$/.exec(pkg.engines.node)?.[1];
+  if (oldest === undefined || Number(runtime.split(".")[0]) < Number(oldest))
+    return [`package.json: nodeRuntime ${runtime} does not satisfy engines.node ${pkg.engines.node}`];
+  const pinned = /^node:(\d+\.\d+\.\d+)-bookworm-slim@sha256:[0-9a-f]{64}$/.exec(nodeImage ?? "");
+  if (!pinned) return [`${name}: NODE_IMAGE ${String(nodeImage)}, not node:<x.y.z>-bookworm-slim@sha256:<digest>`];
+  if (pinned[1] !== runtime) return [`${name}: NODE_IMAGE is Node ${pinned[1]}, package.json's nodeRuntime is ${runtime}`];
+  return [];
+}
+
+/**
  * The root Dockerfile: a build stage that installs the workspace from the lockfile (the packages in a
  * layer of their own) and makes every deployable's folder with infra/images/build.ts; then one target
- * per deployable, on a pinned Node 20 with tini as PID 1, as a numeric non-root user, its dependencies
+ * per deployable, on the digest-pinned Node 24 image with tini as PID 1, as a numeric non-root user, its dependencies
  * copied before its code, started with plain node, labelled with its version and revision. And a
  * build context that holds what the build needs and nothing that must stay on the machine.
  */
@@ -76,9 +92,7 @@ export function checkMeterDockerfile(dockerfile: string, ignoreFile: string): st
   const stages = stagesOf(instructions);
   const problems = checkCopies(name, ".", instructions, ignoreFile);
 
-  const nodeImage = argDefault(instructions, "NODE_IMAGE");
-  if (!nodeImage || !/^node:20\.\d+\.\d+-bookworm-slim$/.test(nodeImage))
-    problems.push(`${name}: NODE_IMAGE ${String(nodeImage)}, not a pinned node:20.x.y-bookworm-slim`);
+  problems.push(...checkNodeImage(name, argDefault(instructions, "NODE_IMAGE")));
   for (const s of stages)
     if (s.base !== "${NODE_IMAGE}" && !stages.some((x) => x.name === s.base))
       problems.push(`${name}: stage ${s.name} is FROM ${s.base}, neither NODE_IMAGE nor a stage`);
@@ -158,6 +172,7 @@ export function checkMeterDockerfile(dockerfile: string, ignoreFile: string): st
   const machineOnly = [
     "node_modules/tsx/package.json",
     ".tools/node_modules/.bin/pnpm",
+    ".tools/node/bin/node",
     ".local/secrets.json",
     ".env",
     "services/files/src/generated/prisma/client.ts",

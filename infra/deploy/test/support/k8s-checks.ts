@@ -1,18 +1,7 @@
 import { PROXY_IDLE_SOCKET_MS } from "../../../../gateway/src/proxy/service-proxy";
 import { IMAGES } from "../../../images/deployables";
 import { signatureFiles } from "./clamd";
-import {
-  checkAddresses,
-  checkDatabaseRoles,
-  componentOfImage,
-  migrationCommand,
-  parseComponent,
-  portOf,
-  processCommand,
-  readinessPortOf,
-  type Component,
-  type Network,
-} from "./components";
+import { checkAddresses, componentOfImage, parseComponent, portOf, processCommand, readinessPortOf, type Component, type Network } from "./components";
 import { imageTag, unpinnedImage } from "./images";
 import { schemaProblems } from "./k8s-schema";
 import type { Overlay } from "./kustomize";
@@ -36,6 +25,7 @@ import {
   type Workload,
 } from "./manifests";
 import { checkCredentials } from "./k8s-credentials";
+import { checkMigrations, isMigrationJob } from "./k8s-migration-checks";
 import { checkNetwork } from "./k8s-network-checks";
 
 export const NAMESPACE = "meter";
@@ -102,7 +92,7 @@ export interface Running {
   component: Component;
   env: Record<string, string>;
   config?: Record<string, unknown>;
-  /** Its migration step's environment, where it has one. */
+  /** Its service's migration Job's environment (the owner role), where it has one. */
   migration?: Record<string, string>;
 }
 
@@ -129,34 +119,6 @@ function checkProbes(r: Running): string[] {
   expect("readinessProbe", c.readinessProbe, "/readyz", readyPort);
   expect("livenessProbe", c.livenessProbe, "/healthz", readyPort === port ? port : readyPort);
   expect("startupProbe", c.startupProbe, "/healthz", readyPort === port ? port : readyPort);
-  return problems;
-}
-
-const sameImage = (a: string, b: string): boolean => a === b;
-
-/** The migration step of a service with a database, before its process, with only the credentials it needs. */
-function checkMigrationStep(r: Running, sources: Sources): string[] {
-  const { where, workload, component } = r;
-  const init = workload.spec.template.spec.initContainers ?? [];
-  if (!component.migrations) return init.length > 0 ? [`${where}: has init containers, but ${component.deployable} has no database`] : [];
-  const step = init.find((c) => JSON.stringify(c.command) === JSON.stringify(migrationCommand(component)));
-  if (!step) return [`${where}: no initContainer running ${migrationCommand(component).join(" ")} before it starts`];
-  const problems: string[] = [];
-  if (!sameImage(step.image, r.container.image)) problems.push(`${where}: migrates with ${step.image}, runs ${r.container.image}: not the same version`);
-  const resolved = environmentOf(`${where} (${step.name})`, step, sources);
-  problems.push(...resolved.problems);
-  r.migration = resolved.env;
-  const migrationKey = `${component.prefix}_MIGRATION_DATABASE_URL`;
-  const runtimeKey = `${component.prefix}_DATABASE_URL`;
-  if (r.env[migrationKey] !== undefined) problems.push(`${where}: its process gets ${migrationKey}: only the migration step may change the schema`);
-  if (component.migrations === "deploy") {
-    if (!resolved.env[migrationKey]) problems.push(`${where} (${step.name}): no ${migrationKey}`);
-    problems.push(...checkDatabaseRoles(where, r.env[runtimeKey], resolved.env[migrationKey]));
-  } else {
-    if (resolved.env[migrationKey] !== undefined)
-      problems.push(`${where} (${step.name}): a worker waits for migrations as its runtime role, without ${migrationKey}`);
-    if (resolved.env[runtimeKey] !== r.env[runtimeKey]) problems.push(`${where} (${step.name}): waits on another database than its process uses`);
-  }
   return problems;
 }
 
@@ -325,7 +287,8 @@ function checkImages(objects: K8sObject[], overlay: Overlay): string[] {
         if (unpinned) problems.push(`${w.kind} ${w.metadata.name}: ${unpinned}`);
         continue;
       }
-      if (component.deployable !== w.metadata.name) problems.push(`${w.kind} ${w.metadata.name}: runs ${c.image}, the image of ${component.deployable}`);
+      const named = isMigrationJob(w) ? w.metadata.name.startsWith(`${component.deployable}-migrate-`) : component.deployable === w.metadata.name;
+      if (!named) problems.push(`${w.kind} ${w.metadata.name}: runs ${c.image}, the image of ${component.deployable}`);
       const tag = imageTag(c.image);
       if (!tag || tag === "latest" || (overlay === "prod" && !/\d/.test(tag))) problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is not a release tag`);
     }
@@ -366,7 +329,8 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
 
   const network = serviceNetwork(objects);
   const running: Running[] = [];
-  for (const workload of objects.filter(isWorkload)) {
+  // The migration Jobs are checked apart (k8s-migration-checks.ts): they run the image's migrations, not its process.
+  for (const workload of objects.filter(isWorkload).filter((w) => !isMigrationJob(w))) {
     for (const container of workload.spec.template.spec.containers) {
       const component = componentOfImage(container.image);
       const where = `${workload.kind} ${workload.metadata.name}`;
@@ -381,8 +345,8 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
       running.push({ where, workload, container, component, env: resolved.env, ...(parsed.config ? { config: parsed.config } : {}) });
     }
   }
+  problems.push(...checkMigrations(objects, running, sources));
   for (const r of running) {
-    problems.push(...checkMigrationStep(r, sources));
     if (!r.config) continue;
     problems.push(...checkProbes(r), ...checkShutdown(r), ...checkAddresses(r.where, r.component, r.config, network, isExternalHost(network)));
   }

@@ -18,7 +18,7 @@ interface Use {
 /** The addresses a workload connects to, from its containers' configurations (parsed for ours, raw env for the rest). */
 function usesOf(w: Workload, running: Running[], sources: Sources): Use[] {
   const ours = running.filter((r) => r.workload === w);
-  const fromConfig = ours.flatMap((r) => [...addressesOf(r.config ?? {}), ...addressesOf(r.migration ?? {})]);
+  const fromConfig = ours.flatMap((r) => addressesOf(r.config ?? {}));
   const fromEnv = podContainers(w)
     .filter((c) => !ours.some((r) => r.container === c))
     .flatMap((c) => addressesOf(environmentOf("", c, sources).env));

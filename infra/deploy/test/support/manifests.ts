@@ -38,7 +38,12 @@ export interface Container {
   livenessProbe?: Probe;
   lifecycle?: { preStop?: { exec?: { command: string[] }; sleep?: { seconds: number } } };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
-  securityContext?: { runAsNonRoot?: boolean; allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    allowPrivilegeEscalation?: boolean;
+    readOnlyRootFilesystem?: boolean;
+    capabilities?: { drop?: string[]; add?: string[] };
+  };
   volumeMounts?: { name: string; mountPath: string }[];
 }
 
@@ -51,8 +56,9 @@ export interface Volume {
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
-  securityContext?: { runAsNonRoot?: boolean };
+  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
   volumes?: Volume[];
+  restartPolicy?: string;
   serviceAccountName?: string;
   automountServiceAccountToken?: boolean;
   terminationGracePeriodSeconds?: number;
@@ -67,6 +73,10 @@ export interface Workload extends K8sObject {
     serviceName?: string;
     template: { metadata?: { labels?: Record<string, string> }; spec: PodSpec };
     volumeClaimTemplates?: { metadata: { name: string } }[];
+    /** A Job's. */
+    backoffLimit?: number;
+    activeDeadlineSeconds?: number;
+    ttlSecondsAfterFinished?: number;
   };
 }
 

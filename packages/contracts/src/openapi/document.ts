@@ -1,12 +1,48 @@
 import { z } from "zod";
 import { ErrorCatalog, type ErrorCode } from "../errors";
-import { PUBLIC_OPERATIONS, type Answer, type Body, type PublicOperation } from "./operations";
+import { AdminAccountOperations, AdminCatalogOperations, AdminHoldOperations, AdminInvitationOperations, AdminKeyOperations } from "./admin-operations";
+import {
+  CabinetFileOperations,
+  CabinetJobOperations,
+  CabinetKeyOperations,
+  CabinetMoneyOperations,
+  CabinetPageOperations,
+  CabinetSessionOperations,
+  CabinetSignInOperations,
+} from "./cabinet-operations";
+import type { Answer, ApiOperation, Body, OperationGroup } from "./operation";
+import { FileOperations, McpOperations, MediaJobOperations, ModelOperations, ServiceOperations, TextOperations } from "./operations";
 import { ErrorBody, ErrorCodeSchema } from "./response-schemas";
 
 /**
- * The OpenAPI 3.1 document of the public API, generated from the zod contracts (z.toJSONSchema, whose
- * JSON Schema 2020-12 is OpenAPI 3.1's own dialect) and the table of operations. Served by the gateway
- * at GET /openapi.json; validated against the OpenAPI 3.1 schema in the gateway's tests.
+ * Every group of operations the routers mount (gateway, billing-ledger): the document lists exactly
+ * these, and the route walks in the gateway's and billing-ledger's tests fail on a route outside them.
+ */
+const GROUPS: readonly OperationGroup[] = [
+  TextOperations,
+  ModelOperations,
+  MediaJobOperations,
+  FileOperations,
+  McpOperations,
+  AdminAccountOperations,
+  AdminKeyOperations,
+  AdminCatalogOperations,
+  AdminHoldOperations,
+  AdminInvitationOperations,
+  CabinetSignInOperations,
+  CabinetSessionOperations,
+  CabinetMoneyOperations,
+  CabinetKeyOperations,
+  CabinetFileOperations,
+  CabinetJobOperations,
+  CabinetPageOperations,
+  ServiceOperations,
+];
+
+/**
+ * The OpenAPI 3.1 document of the public API, generated from the operations the routers mount and
+ * their zod schemas (z.toJSONSchema, whose JSON Schema 2020-12 is OpenAPI 3.1's own dialect). Served by
+ * the gateway at GET /openapi.json; validated against the OpenAPI 3.1 schema in the gateway's tests.
  */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, Record<string, unknown>>> };
 
@@ -16,12 +52,19 @@ function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
-const SECURITY: Record<PublicOperation["security"], Record<string, string[]>[]> = {
+const SECURITY: Record<ApiOperation["security"], Record<string, string[]>[]> = {
   key: [{ apiKey: [] }],
   "key-or-x-api-key": [{ apiKey: [] }, { xApiKey: [] }],
   admin: [{ adminToken: [] }],
   "upload-link": [],
+  "cabinet-session": [{ cabinetSession: [] }],
   none: [],
+};
+
+const TAG_NOTES: Record<string, string> = {
+  Admin:
+    "The operator's API (docs/api.md, Account cabinet). The web cabinet's operator session reaches each of these at /cabinet/api/admin/... in place of /admin/v1/...",
+  Cabinet: "The web cabinet: its pages and the API they call with the session cookie (docs/api.md, The web cabinet)",
 };
 
 const STATUS_HEADERS: Record<number, string[]> = { 202: ["Retry-After"], 429: ["Retry-After"], 503: ["Retry-After"] };
@@ -36,6 +79,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   const answer = (a: Answer, status: number) => ({
     description: a.description,
     headers: headersOf([...(a.headers ?? []), ...(STATUS_HEADERS[status] ?? [])].filter((h, i, all) => all.indexOf(h) === i)),
+    ...(a.text ? { content: { [a.text]: { schema: { type: "string" } } } } : {}),
     ...(a.binary ? { content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream" } } } } : {}),
     ...(a.body ? { content: { "application/json": { schema: ref(a.body) } } } : {}),
   });
@@ -61,9 +105,16 @@ export function buildOpenApiDocument(): OpenApiDocument {
   };
 
   const paths: OpenApiDocument["paths"] = {};
-  for (const op of PUBLIC_OPERATIONS) {
-    const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1]!, in: "path", required: true, schema: { type: "string" } }));
-    const query = Object.entries(op.query ?? {}).map(([name, q]) => ({ name, in: "query", required: false, description: q.description, schema: q.schema }));
+  for (const op of GROUPS.flatMap((g) => Object.values(g))) {
+    if (paths[op.path]?.[op.method]) throw new Error(`${op.method} ${op.path} is registered twice`);
+    const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+      name: m[1]!,
+      in: "path",
+      required: true,
+      ...(m[1] === op.rest ? { description: "The rest of the path: it may contain `/`" } : {}),
+      schema: { type: "string" },
+    }));
+    const query = queryParameters(op.query);
     const idempotency = op.idempotent ? [{ $ref: "#/components/parameters/IdempotencyKey" }] : [];
     const request = op.request
       ? "binary" in op.request
@@ -103,7 +154,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
         "charged in integer microrubles. Idempotency, pending requests, uploads and jobs: docs/idempotency.md, docs/pending-requests.md, docs/uploads.md, docs/jobs.md.",
     },
     servers: [{ url: "/" }],
-    tags: ["Text", "Models", "Media jobs", "Files", "MCP", "Admin", "Service"].map((name) => ({ name })),
+    tags: ["Text", "Models", "Media jobs", "Files", "MCP", "Admin", "Cabinet", "Service"].map((name) => ({
+      name,
+      ...(TAG_NOTES[name] ? { description: TAG_NOTES[name] } : {}),
+    })),
     paths,
     components: {
       schemas,
@@ -111,6 +165,12 @@ export function buildOpenApiDocument(): OpenApiDocument {
         apiKey: { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer <key>`" },
         xApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The same key, as Anthropic clients send it (/v1/messages, /v1/chat/quote)" },
         adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN, for /admin/v1" },
+        cabinetSession: {
+          type: "apiKey",
+          in: "cookie",
+          name: "meter_session",
+          description: "The web cabinet's session (/cabinet/api/sign-in); a state-changing call also sends the meter_csrf cookie's value as X-CSRF-Token",
+        },
       },
       parameters: {
         IdempotencyKey: {
@@ -132,4 +192,16 @@ export function buildOpenApiDocument(): OpenApiDocument {
     },
     "x-error-catalog": { ...ErrorCatalog },
   };
+}
+
+/** A query schema the handler parses (a zod object) or a hand-written list, as parameters. */
+function queryParameters(query: ApiOperation["query"]): Record<string, unknown>[] {
+  if (!query) return [];
+  if (query instanceof z.ZodObject) {
+    return Object.entries(query.shape as Record<string, z.ZodType>).map(([name, schema]) => {
+      const { description, ...rest } = jsonSchema(schema);
+      return { name, in: "query", required: !schema.safeParse(undefined).success, ...(description ? { description } : {}), schema: rest };
+    });
+  }
+  return Object.entries(query).map(([name, q]) => ({ name, in: "query", required: false, description: q.description, schema: q.schema }));
 }

@@ -1,69 +1,17 @@
 import type { z } from "zod";
-import { AddMemberRequest, CreateKeyRequest, CreateOrganizationRequest, CreateUserRequest, CreditRequest } from "../admin";
-import { ModelUpsert } from "../catalog";
 import type { ErrorCode } from "../errors";
 import { CreateFileRequest, FileDeleted, FileList, FileRecord } from "../files";
 import { FilesJobRequest, ImageEditJobRequest, JobList, JobRecord, MediaQuote, MediaQuoteRequest, TextAnalysisJobRequest } from "../media";
 import { ChatQuoteRequest, MessagesRequest, ResponsesRequest } from "../text";
-import {
-  ApiKey,
-  Balance,
-  ChatQuote,
-  JsonRpcRequest,
-  KeyUsage,
-  LedgerPage,
-  MessageResponse,
-  ModelList,
-  Organization,
-  PendingObject,
-  PublicModel,
-  ResponseObject,
-  User,
-} from "./response-schemas";
+import { body, JSON_ERRORS, KEY_ERRORS, type ApiOperation, type Answer, type OperationGroup } from "./operation";
+import { ChatQuote, JsonRpcRequest, MessageResponse, ModelList, PendingObject, PublicModel, ResponseObject } from "./response-schemas";
 
-/**
- * Every public operation of the gateway (gateway/src/routes.ts says which service answers it; a test
- * there checks that the two lists agree), with the contract's schemas of its bodies and the error codes
- * it may answer. The OpenAPI document is generated from this table (document.ts).
+/*
+ * The public operations of the gateway (`/v1`, `/mcp`), in groups by what serves them: the gateway
+ * forwards each to its service (gateway/src/routes.ts names one for every operation), billing-ledger
+ * mounts the catalog's from ModelOperations.
  */
-export type Security = "key" | "key-or-x-api-key" | "admin" | "upload-link" | "none";
 
-export interface Body {
-  /** A named schema (components/schemas/<name>). */
-  schema: z.ZodType;
-  name: string;
-}
-
-export interface Answer {
-  description: string;
-  body?: Body;
-  /** Raw bytes (a file's content), not JSON. */
-  binary?: boolean;
-  headers?: string[];
-}
-
-export interface PublicOperation {
-  method: "get" | "post" | "put" | "delete";
-  /** OpenAPI form: /v1/files/{file_id} */
-  path: string;
-  summary: string;
-  tag: "Text" | "Models" | "Media jobs" | "Files" | "MCP" | "Admin" | "Service";
-  security: Security;
-  /** The scopes of which the key must hold one (docs/api.md "Keys and scopes"). */
-  scopes?: string[];
-  idempotent?: boolean;
-  request?: Body | { binary: true };
-  query?: Record<string, { description: string; schema: object }>;
-  answers: Partial<Record<200 | 201 | 202, Answer>>;
-  errors: ErrorCode[];
-  description?: string;
-}
-
-const body = (name: string, schema: z.ZodType): Body => ({ name, schema });
-
-const KEY_ERRORS: ErrorCode[] = ["authentication_required", "invalid_api_key", "insufficient_scope", "rate_limited", "service_unavailable", "internal_error"];
-/** A JSON body: malformed, wrong, too large, not UTF-8 JSON, or too slow to arrive (docs/api.md, Request bodies). */
-const JSON_ERRORS: ErrorCode[] = ["invalid_json", "invalid_request", "unknown_field", "payload_too_large", "unsupported_media_type", "request_timeout"];
 const PAID_ERRORS: ErrorCode[] = [
   ...JSON_ERRORS,
   "unsupported_parameter",
@@ -77,7 +25,6 @@ const PAID_ERRORS: ErrorCode[] = [
   "model_unavailable",
 ];
 const MEDIA_ERRORS: ErrorCode[] = [...PAID_ERRORS, "media_disabled", "file_not_found", "file_not_verified"];
-const ADMIN_ERRORS: ErrorCode[] = ["authentication_required", "invalid_api_key", "service_unavailable", "internal_error"];
 
 const PENDING: Answer = {
   description: "Pending: not final yet (docs/api.md, docs/pending-requests.md)",
@@ -89,8 +36,24 @@ const limitQuery = (max: number, fallback: number) => ({
   limit: { description: `1-${max}, default ${fallback}`, schema: { type: "integer", minimum: 1, maximum: max } },
 });
 
-export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
-  {
+function mediaJob(path: string, summary: string, name: string, schema: z.ZodType, scopes: string[]): ApiOperation {
+  return {
+    method: "post",
+    path,
+    tag: "Media jobs",
+    summary: `${summary} (an asynchronous job)`,
+    security: "key",
+    scopes,
+    idempotent: true,
+    request: body(name, schema),
+    answers: { 200: { description: "A repeat of a finished job: the job", body: body("Job", JobRecord) }, 202: JOB_ACCEPTED },
+    errors: [...KEY_ERRORS, ...MEDIA_ERRORS],
+  };
+}
+
+/** Text: forwarded to the text service. */
+export const TextOperations = {
+  messages: {
     method: "post",
     path: "/v1/messages",
     tag: "Text",
@@ -102,7 +65,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The message, with its billing", body: body("Message", MessageResponse) }, 202: PENDING },
     errors: [...KEY_ERRORS, ...PAID_ERRORS, "upstream_error"],
   },
-  {
+  responses: {
     method: "post",
     path: "/v1/responses",
     tag: "Text",
@@ -114,7 +77,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The response, with its billing", body: body("Response", ResponseObject) }, 202: PENDING },
     errors: [...KEY_ERRORS, ...PAID_ERRORS, "upstream_error"],
   },
-  {
+  chatQuote: {
     method: "post",
     path: "/v1/chat/quote",
     tag: "Text",
@@ -125,7 +88,11 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The estimate, valid 30 s", body: body("ChatQuote", ChatQuote) } },
     errors: [...KEY_ERRORS, ...JSON_ERRORS, "unsupported_parameter", "model_not_found", "cost_unknown", "max_cost_exceeded", "model_unavailable"],
   },
-  {
+} satisfies OperationGroup;
+
+/** The published catalog: billing-ledger serves it. */
+export const ModelOperations = {
+  models: {
     method: "get",
     path: "/v1/models",
     tag: "Models",
@@ -134,9 +101,10 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "Every enabled model", body: body("ModelList", ModelList) } },
     errors: KEY_ERRORS,
   },
-  {
+  model: {
     method: "get",
     path: "/v1/models/{model_id}",
+    rest: "model_id",
     tag: "Models",
     summary: "One published model",
     description: "A model id may contain `/` (vendor/model); it is sent as is.",
@@ -144,26 +112,15 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The model", body: body("Model", PublicModel) } },
     errors: [...KEY_ERRORS, "model_not_found"],
   },
-  ...(
-    [
-      ["/v1/images/edits", "Edit an image", "ImageEditJobRequest", ImageEditJobRequest, ["images"]],
-      ["/v1/images/analysis", "Analyse images", "ImageAnalysisJobRequest", FilesJobRequest, ["images"]],
-      ["/v1/ocr", "Recognise the text of images and PDFs", "OcrJobRequest", FilesJobRequest, ["text"]],
-      ["/v1/text/analysis", "Analyse a text", "TextAnalysisJobRequest", TextAnalysisJobRequest, ["text"]],
-    ] as const
-  ).map(([path, summary, name, schema, scopes]): PublicOperation => ({
-    method: "post",
-    path,
-    tag: "Media jobs",
-    summary: `${summary} (an asynchronous job)`,
-    security: "key",
-    scopes: [...scopes],
-    idempotent: true,
-    request: body(name, schema),
-    answers: { 200: { description: "A repeat of a finished job: the job", body: body("Job", JobRecord) }, 202: JOB_ACCEPTED },
-    errors: [...KEY_ERRORS, ...MEDIA_ERRORS],
-  })),
-  {
+} satisfies OperationGroup;
+
+/** Media jobs: forwarded to media-jobs. */
+export const MediaJobOperations = {
+  imageEdits: mediaJob("/v1/images/edits", "Edit an image", "ImageEditJobRequest", ImageEditJobRequest, ["images"]),
+  imageAnalysis: mediaJob("/v1/images/analysis", "Analyse images", "ImageAnalysisJobRequest", FilesJobRequest, ["images"]),
+  ocr: mediaJob("/v1/ocr", "Recognise the text of images and PDFs", "OcrJobRequest", FilesJobRequest, ["text"]),
+  textAnalysis: mediaJob("/v1/text/analysis", "Analyse a text", "TextAnalysisJobRequest", TextAnalysisJobRequest, ["text"]),
+  quotes: {
     method: "post",
     path: "/v1/quotes",
     tag: "Media jobs",
@@ -185,7 +142,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
       "file_not_verified",
     ],
   },
-  {
+  jobs: {
     method: "get",
     path: "/v1/jobs",
     tag: "Media jobs",
@@ -196,7 +153,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "A page of jobs", body: body("JobList", JobList) } },
     errors: [...KEY_ERRORS, "invalid_request", "media_disabled"],
   },
-  {
+  job: {
     method: "get",
     path: "/v1/jobs/{job_id}",
     tag: "Media jobs",
@@ -206,7 +163,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The job", body: body("Job", JobRecord) } },
     errors: [...KEY_ERRORS, "not_found", "media_disabled"],
   },
-  {
+  cancelJob: {
     method: "post",
     path: "/v1/jobs/{job_id}/cancel",
     tag: "Media jobs",
@@ -216,7 +173,11 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The job (a running job finishes)", body: body("Job", JobRecord) } },
     errors: [...KEY_ERRORS, "not_found", "media_disabled", "invalid_json"],
   },
-  {
+} satisfies OperationGroup;
+
+/** Files and their upload links: forwarded to files. */
+export const FileOperations = {
+  createFile: {
     method: "post",
     path: "/v1/files",
     tag: "Files",
@@ -229,7 +190,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     },
     errors: [...KEY_ERRORS, ...JSON_ERRORS, "unsupported_media_type", "file_quota_exceeded"],
   },
-  {
+  upload: {
     method: "put",
     path: "/v1/uploads/{token}",
     tag: "Files",
@@ -249,7 +210,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
       "internal_error",
     ],
   },
-  {
+  completeFile: {
     method: "post",
     path: "/v1/files/{file_id}/complete",
     tag: "Files",
@@ -262,7 +223,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     },
     errors: [...KEY_ERRORS, "file_not_found", "invalid_json"],
   },
-  {
+  files: {
     method: "get",
     path: "/v1/files",
     tag: "Files",
@@ -273,7 +234,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "A page of files", body: body("FileList", FileList) } },
     errors: [...KEY_ERRORS, "invalid_request"],
   },
-  {
+  file: {
     method: "get",
     path: "/v1/files/{file_id}",
     tag: "Files",
@@ -283,7 +244,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The file", body: body("File", FileRecord) } },
     errors: [...KEY_ERRORS, "file_not_found"],
   },
-  {
+  fileContent: {
     method: "get",
     path: "/v1/files/{file_id}/content",
     tag: "Files",
@@ -294,7 +255,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The bytes, with the file's Content-Type", binary: true } },
     errors: [...KEY_ERRORS, "file_not_found", "file_not_verified"],
   },
-  {
+  deleteFile: {
     method: "delete",
     path: "/v1/files/{file_id}",
     tag: "Files",
@@ -304,7 +265,11 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "Deleted", body: body("FileDeleted", FileDeleted) } },
     errors: [...KEY_ERRORS, "file_not_found"],
   },
-  {
+} satisfies OperationGroup;
+
+/** MCP: forwarded to the mcp service. */
+export const McpOperations = {
+  mcpResult: {
     method: "get",
     path: "/v1/mcp/results/{result_id}",
     tag: "MCP",
@@ -316,7 +281,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "The tool's structured result (application/json)" } },
     errors: [...KEY_ERRORS, "not_found"],
   },
-  {
+  mcp: {
     method: "post",
     path: "/mcp",
     tag: "MCP",
@@ -338,8 +303,11 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
       "origin_not_allowed",
     ],
   },
-  ...adminOperations(),
-  {
+} satisfies OperationGroup;
+
+/** What the gateway answers itself. */
+export const ServiceOperations = {
+  openapi: {
     method: "get",
     path: "/openapi.json",
     tag: "Service",
@@ -348,7 +316,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: "OpenAPI 3.1" } },
     errors: [],
   },
-  {
+  healthz: {
     method: "get",
     path: "/healthz",
     tag: "Service",
@@ -357,101 +325,7 @@ export const PUBLIC_OPERATIONS: readonly PublicOperation[] = [
     answers: { 200: { description: '`{"status":"ok"}`' } },
     errors: [],
   },
-];
+} satisfies OperationGroup;
 
-/** The account cabinet's API (docs/api.md "Account cabinet"), with the admin token. */
-function adminOperations(): PublicOperation[] {
-  const op = (
-    method: PublicOperation["method"],
-    path: string,
-    summary: string,
-    answers: PublicOperation["answers"],
-    request?: Body,
-    errors: ErrorCode[] = [],
-  ): PublicOperation => ({
-    method,
-    path: `/admin/v1${path}`,
-    tag: "Admin",
-    summary,
-    security: "admin",
-    ...(request ? { request } : {}),
-    answers,
-    errors: [...ADMIN_ERRORS, ...(request ? JSON_ERRORS : []), ...errors],
-  });
-  return [
-    op("post", "/users", "Create a user", { 201: { description: "The user", body: body("User", User) } }, body("CreateUserRequest", CreateUserRequest), [
-      "conflict",
-    ]),
-    op(
-      "post",
-      "/organizations",
-      "Create an organization",
-      { 201: { description: "The organization", body: body("Organization", Organization) } },
-      body("CreateOrganizationRequest", CreateOrganizationRequest),
-    ),
-    op("post", "/organizations/{organization_id}/members", "Add a member", { 201: { description: "Added" } }, body("AddMemberRequest", AddMemberRequest), [
-      "not_found",
-    ]),
-    op(
-      "post",
-      "/organizations/{organization_id}/credits",
-      "Credit an organization (idempotent on `reference`)",
-      { 201: { description: "The ledger entry" } },
-      body("CreditRequest", CreditRequest),
-      ["not_found", "conflict"],
-    ),
-    op(
-      "get",
-      "/organizations/{organization_id}/balance",
-      "An organization's balance",
-      { 200: { description: "Credits - settled charges - active holds", body: body("Balance", Balance) } },
-      undefined,
-      ["not_found"],
-    ),
-    op(
-      "get",
-      "/organizations/{organization_id}/ledger",
-      "An organization's ledger, newest first",
-      { 200: { description: "A page of entries", body: body("LedgerPage", LedgerPage) } },
-      undefined,
-      ["not_found", "invalid_request"],
-    ),
-    op(
-      "post",
-      "/keys",
-      "Create an API key (shown once)",
-      { 201: { description: "The key, with `key`", body: body("ApiKey", ApiKey) } },
-      body("CreateKeyRequest", CreateKeyRequest),
-      ["not_found"],
-    ),
-    op(
-      "post",
-      "/keys/{key_id}/revoke",
-      "Revoke a key (within 5 s on every gateway)",
-      { 200: { description: "The key, revoked", body: body("ApiKey", ApiKey) } },
-      undefined,
-      ["not_found"],
-    ),
-    op("get", "/keys/{key_id}/usage", "A key's spending today", { 200: { description: "The day's usage", body: body("KeyUsage", KeyUsage) } }, undefined, [
-      "not_found",
-    ]),
-    op("get", "/models", "Every model of the catalog, with its provider", { 200: { description: "The catalog" } }),
-    op(
-      "put",
-      "/models/{model_id}",
-      "Create or replace a model (a change applies within 5 s; a hold keeps its price)",
-      { 200: { description: "The model" } },
-      body("ModelUpsert", ModelUpsert),
-      ["unsupported_parameter"],
-    ),
-    op("get", "/holds", "Holds, by status (`?status=active`)", { 200: { description: "A page of holds" } }, undefined, ["invalid_request"]),
-    op(
-      "post",
-      "/holds/{hold_id}/release",
-      "Release a hold nobody resolved (an operator's decision)",
-      { 200: { description: "The hold, released" } },
-      undefined,
-      ["not_found", "hold_already_resolved"],
-    ),
-  ];
-}
+/** Every public operation the gateway forwards to a service (routes.ts names the service of each). */
+export const PublicOperations = { ...TextOperations, ...ModelOperations, ...MediaJobOperations, ...FileOperations, ...McpOperations };

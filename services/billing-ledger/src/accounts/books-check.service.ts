@@ -30,7 +30,8 @@ export interface BooksReport {
 
 /**
  * Proves the books from first principles: for every organization, credits - settled charges = balance,
- * active holds = reserved, available = balance - reserved >= 0 (or owed, after a recovered charge); every hold placed once and resolved at
+ * active holds = reserved (an allowance counting amount - consumed; its consumed the estimates of the
+ * requests' holds recorded on it), available = balance - reserved >= 0 (or owed, after a recovered charge); every hold placed once and resolved at
  * most once (exactly once when no longer active); every key's reservation equals its active holds and
  * each day's spending the holds settled that day.
  */
@@ -78,6 +79,15 @@ export class BooksCheckService {
     const badUsage = await this.books.badUsage();
     for (const u of badUsage) {
       discrepancies.push(`key ${u.key_id} on ${u.day}: spent ${u.spent} but its holds settled that day say ${u.h_spent}`);
+    }
+
+    const badAllowances = await this.books.badAllowances();
+    for (const a of badAllowances) {
+      discrepancies.push(
+        a.kind === "allowance"
+          ? `allowance ${a.id} (${a.status}): consumed ${a.consumed}, closed with ${a.closing_used ?? "-"}, but its requests' holds reserved ${a.requests}`
+          : `hold ${a.id} is a ${a.kind} hold, yet requests' holds (${a.requests}) name it as their allowance`,
+      );
     }
 
     const badReserved = await this.books.badReserved();

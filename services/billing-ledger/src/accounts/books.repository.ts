@@ -27,7 +27,7 @@ export class BooksRepository {
       SELECT o.id, o.name, o.balance, o.reserved,
         COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'credit'), 0)::bigint AS credits,
         COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle'), 0)::bigint AS settled,
-        COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
+        COALESCE((SELECT sum(h.amount - h.consumed) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
         COALESCE((SELECT sum(c.amount) FROM credits c WHERE c.organization_id = o.id), 0)::bigint AS credit_rows,
         COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds,
         EXISTS (SELECT 1 FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle' AND l.reference = 'recovered') AS recovered
@@ -52,14 +52,37 @@ export class BooksRepository {
       LIMIT 100`;
   }
 
-  /** Ledger entries of holds whose amount is not the hold's (its settled amount for a settle). */
+  /**
+   * Ledger entries of holds whose amount is not the hold's: its settled amount for a settle, and for a
+   * release or expiry what it still reserved (all of a request's hold, amount - consumed of an allowance).
+   */
   badEntries() {
     return this.db.$queryRaw<{ id: bigint; hold_id: string; kind: string; amount: bigint; expected: bigint | null }[]>`
-      SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
-        CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END AS expected
-      FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
-      WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
-        AND l.amount IS DISTINCT FROM (CASE l.kind WHEN 'settle' THEN h.settled ELSE h.amount END)
+      SELECT * FROM (
+        SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
+          CASE l.kind WHEN 'settle' THEN h.settled WHEN 'hold' THEN h.amount ELSE h.amount - h.consumed END AS expected
+        FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
+        WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
+      ) e
+      WHERE e.amount IS DISTINCT FROM e.expected
+      LIMIT 100`;
+  }
+
+  /**
+   * Allowances whose figures disagree with the requests' holds recorded on them: consumed must be the
+   * sum of their estimates (each request's hold an estimate moved out of it), a closed one released only
+   * once all it was closed with arrived, and no request on anything but an allowance.
+   */
+  badAllowances() {
+    return this.db.$queryRaw<{ id: string; kind: string; status: string; consumed: bigint; closing_used: bigint | null; requests: bigint }[]>`
+      SELECT a.id, a.kind::text AS kind, a.status::text AS status, a.consumed, a.closing_used,
+        COALESCE(r.estimates, 0)::bigint AS requests
+      FROM holds a
+      LEFT JOIN (SELECT allowance_id, sum(amount) AS estimates FROM holds WHERE allowance_id IS NOT NULL GROUP BY allowance_id) r
+        ON r.allowance_id = a.id
+      WHERE (a.kind = 'allowance' OR r.allowance_id IS NOT NULL)
+        AND (a.kind <> 'allowance' OR a.consumed <> COALESCE(r.estimates, 0)
+             OR (a.status = 'released' AND a.closing_used IS NOT NULL AND a.consumed <> a.closing_used))
       LIMIT 100`;
   }
 
@@ -77,13 +100,15 @@ export class BooksRepository {
       LIMIT 100`;
   }
 
-  /** Keys whose reservation is not the sum of their active holds. */
+  /** Keys whose reservation is not the sum of what their active holds still reserve (amount - consumed). */
   badReserved() {
     return this.db.$queryRaw<{ key_id: string; reserved: bigint; active: bigint }[]>`
-      SELECT k.id AS key_id, k.reserved,
-        COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)::bigint AS active
-      FROM api_keys k
-      WHERE k.reserved <> COALESCE((SELECT sum(h.amount) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)
+      SELECT * FROM (
+        SELECT k.id AS key_id, k.reserved,
+          COALESCE((SELECT sum(h.amount - h.consumed) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)::bigint AS active
+        FROM api_keys k
+      ) r
+      WHERE r.reserved <> r.active
       LIMIT 100`;
   }
 

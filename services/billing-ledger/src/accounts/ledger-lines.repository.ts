@@ -29,7 +29,10 @@ type Row = {
 /**
  * The ledger as a member reads it: one line per credit and one per request. A request's line is its
  * hold entry, with where the hold stands now (the settle, release or expire entry adds no line), so it
- * pages on the same (organization_id, id) index as the entries.
+ * pages on the same (organization_id, id) index as the entries. An allowance (docs/api.md) is no
+ * request: its requests have their own lines, and it shows only while it still reserves money (what its
+ * requests have not taken, referenced "allowance"), so the lines' amounts always add up to what is
+ * available.
  */
 export class LedgerLinesRepository {
   constructor(private readonly db: Db) {}
@@ -43,10 +46,10 @@ export class LedgerLinesRepository {
                     WHEN h.status = 'settled' THEN 'charged'
                     ELSE 'released' END AS status,
                CASE WHEN e.kind = 'credit' THEN e.amount
-                    WHEN h.status = 'active' THEN -h.amount
+                    WHEN h.status = 'active' THEN -(h.amount - h.consumed)
                     WHEN h.status = 'settled' THEN -COALESCE(h.settled, 0)
                     ELSE 0 END AS amount,
-               CASE WHEN e.kind = 'credit' THEN 0 ELSE h.amount END AS reserved,
+               CASE WHEN e.kind = 'credit' THEN 0 ELSE h.amount - h.consumed END AS reserved,
                COALESCE(e.reference, h.reason) AS reference,
                h.resolved_at
         FROM ledger_entries e
@@ -54,6 +57,7 @@ export class LedgerLinesRepository {
         LEFT JOIN api_keys k ON k.id = e.key_id
         WHERE e.organization_id = ${f.organizationId}::uuid
           AND e.kind IN ('credit', 'hold')
+          AND (h.kind IS DISTINCT FROM 'allowance' OR h.status = 'active')
           AND (${f.since ?? null}::timestamptz IS NULL OR e.created_at >= ${f.since ?? null}::timestamptz)
           AND (${f.until ?? null}::timestamptz IS NULL OR e.created_at < ${f.until ?? null}::timestamptz)
           AND (${f.before ?? null}::bigint IS NULL OR e.id < ${f.before ?? null}::bigint)

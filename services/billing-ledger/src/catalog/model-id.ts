@@ -4,6 +4,6 @@ import { parseInput } from "@meter/service-kit";
 
 /** A model id may contain `/` (`vendor/model`, as OpenRouter names them): the rest of the path is the id. */
 export function modelIdOf(req: Request): string {
-  const segments = (req.params as { id?: string[] }).id ?? [];
+  const segments = (req.params as { model_id?: string[] }).model_id ?? [];
   return parseInput(ModelId, segments.join("/"));
 }

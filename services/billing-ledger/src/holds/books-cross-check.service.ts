@@ -11,6 +11,13 @@ import { everyInterval, type Stoppable } from "./interval";
 const PAGE = 500;
 
 /**
+ * Differences that the owner's command, still on its way, may yet resolve: a hold still active here,
+ * and one billing has no record of, since a request's hold placed on an allowance reaches billing only
+ * with its settle or release (recovering it first would charge it beside its allowance).
+ */
+const AWAITS_COMMAND = new Set<CrossCheckKind>(["unresolved_at_billing", "missing_at_billing"]);
+
+/**
  * How an owner's final record and billing's hold disagree:
  * - `missing_at_billing`: the owner settled it, billing has no such hold (billing's database lost it); repaired;
  * - `unresolved_at_billing`: billing still holds it active (the owner's command is lost or late); repaired;
@@ -60,7 +67,7 @@ export class BooksCrossCheckService {
     private readonly owners: HoldOwners,
     private readonly logger: Logger,
     private readonly metrics: CrossCheckMetrics,
-    /** A hold its owner made final this recently may still have its command on the way: not yet a difference. */
+    /** A hold its owner made final this recently may still have its command on the way: not yet a difference (AWAITS_COMMAND). */
     private readonly graceMs = 60_000,
   ) {}
 
@@ -112,7 +119,7 @@ export class BooksCrossCheckService {
       const found: { difference: CrossCheckDifference; op?: LedgerOp }[] = [];
       for (const owner of page.holds) {
         const d = differenceOf(source, owner, billing.get(owner.hold_id));
-        if (d && (d.difference.kind !== "unresolved_at_billing" || new Date(owner.final_at) < settledBefore)) found.push(d);
+        if (d && (!AWAITS_COMMAND.has(d.difference.kind) || new Date(owner.final_at) < settledBefore)) found.push(d);
       }
       await this.settle(found, report, repair);
     } while (after);

@@ -7,8 +7,10 @@ import { HoldBatchNotApplied, type HoldOpResult, type HoldOutcome, type LedgerOp
  * What each outcome of `apply_hold_ops` answers its caller: null when the op stands (the hold is the
  * answer, a replay included), or the error it is refused with. The one table of these rules.
  */
-const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null) => AppError) | null> = {
+const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null, retryAfterS?: number) => AppError) | null> = {
   placed: null,
+  granted: null,
+  closing: null,
   exists: null,
   settled: null,
   released: null,
@@ -18,9 +20,12 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null) => AppErr
   already: null,
   id_reused: (op) => BillingErrors.holdIdReused(op.hold_id),
   invalid_key: () => BillingErrors.invalidKey(),
-  daily_budget_exceeded: () => BillingErrors.dailyBudgetExceeded(),
-  insufficient_balance: () => BillingErrors.insufficientBalance(),
-  conflict: (op, hold) => BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
+  daily_budget_exceeded: (_op, _hold, retryAfterS) => BillingErrors.dailyBudgetExceeded(retryAfterS),
+  insufficient_balance: (_op, _hold, retryAfterS) => BillingErrors.insufficientBalance(retryAfterS),
+  conflict: (op, hold) =>
+    hold?.kind === "allowance" && hold.status === "active"
+      ? BillingErrors.allowanceConflict(op.hold_id)
+      : BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
   exceeds_hold: (op) => BillingErrors.settleExceedsHold(op.hold_id),
   not_found: (op) => BillingErrors.holdNotFound(op.hold_id),
   // Only a command from the bus names a source (the HTTP ops cannot): never an answer to a caller.
@@ -34,7 +39,7 @@ export function answerOf(op: LedgerOp, result: HoldOpResult | Error): Hold | App
     return transient ? BillingErrors.holdsBusy() : BillingErrors.holdOpFailed(op.hold_id, result);
   }
   const refusal = REFUSALS[result.outcome];
-  if (refusal) return refusal(op, result.hold);
+  if (refusal) return refusal(op, result.hold, result.retryAfterS);
   if (!result.hold) return BillingErrors.holdOpFailed(op.hold_id, new Error(`outcome ${result.outcome} without a hold`));
   return result.hold;
 }

@@ -57,10 +57,13 @@ const SOURCE_OF_PRODUCER: Partial<Record<Deployable, HoldSource>> = { text: "tex
 function opOf({ payload, meta }: HoldCommand): LedgerOp | undefined {
   const source = SOURCE_OF_PRODUCER[meta.producer];
   if (!source) return undefined;
-  // The two payload shapes differ by field; the routing key says the same thing.
-  return "amount_microrub" in payload
-    ? { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub, source }
-    : { op: "release", hold_id: payload.hold_id, reason: payload.reason, source };
+  // The two payload shapes differ by field; the routing key says the same thing. A request's hold
+  // placed on an allowance names it; a release that closes an allowance says what was used of it. The
+  // signer's source still decides: only the service that holds the allowance resolves anything on it.
+  const allowance = payload.allowance ? { allowance: payload.allowance } : {};
+  if ("amount_microrub" in payload) return { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub, source, ...allowance };
+  const used = payload.used_microrub === undefined ? {} : { used_microrub: payload.used_microrub };
+  return { op: "release", hold_id: payload.hold_id, reason: payload.reason, source, ...allowance, ...used };
 }
 
 function decide(item: HoldCommand, r: HoldOpResult | Error, logger: Logger, outcomes: Counter<"outcome">): BatchOutcome {
@@ -73,6 +76,7 @@ function decide(item: HoldCommand, r: HoldOpResult | Error, logger: Logger, outc
     case "settled":
     case "released":
     case "released_unplaced":
+    case "closing":
       outcomes.inc({ outcome: "applied" });
       return { ok: true };
     case "already":
@@ -80,7 +84,11 @@ function decide(item: HoldCommand, r: HoldOpResult | Error, logger: Logger, outc
       return { ok: true };
     case "conflict":
       outcomes.inc({ outcome: "conflict" });
-      logger.warn({ ...log, status: r.hold?.status, settled: r.hold?.settled_microrub }, "hold already resolved otherwise; command acknowledged and ignored");
+      // For a request on an allowance: the allowance is no longer open to it, or its estimate does not fit.
+      logger.warn(
+        { ...log, status: r.hold?.status, settled: r.hold?.settled_microrub, allowance_id: item.payload.allowance?.allowance_id },
+        "hold already resolved otherwise; command acknowledged and ignored",
+      );
       return { ok: true };
     default:
       outcomes.inc({ outcome: "rejected" });

@@ -47,6 +47,8 @@ export class HoldExpiryService {
           owner_ref: hold.owner_ref,
           organization_id: hold.organization_id,
           amount: hold.amount_microrub,
+          // An allowance frees only what its requests did not take.
+          ...(hold.kind === "allowance" ? { kind: hold.kind, consumed: hold.consumed_microrub } : {}),
           created_at: hold.created_at,
         },
         "hold expired without being settled or released; its reservation is freed and nothing was charged",

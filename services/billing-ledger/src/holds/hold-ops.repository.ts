@@ -1,4 +1,4 @@
-import type { Hold, HoldOp, HoldSource } from "@meter/contracts";
+import type { AllowanceSpend, Hold, HoldOp, HoldSource } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { Counter } from "prom-client";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
@@ -31,9 +31,10 @@ export interface RecoverOp {
 
 /**
  * A settle or release that came over the bus, with the service whose signature it carried: it applies
- * only to a hold that service placed.
+ * only to a hold that service placed. A request's hold placed locally on an allowance names it
+ * (`allowance`): billing records that hold as the command resolves it.
  */
-export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource };
+export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource; allowance?: AllowanceSpend };
 
 /** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, a command from the bus, an expiry, or a recovery. */
 export type LedgerOp = HoldOp | CommandOp | ExpireOp | RecoverOp;
@@ -41,6 +42,7 @@ export type LedgerOp = HoldOp | CommandOp | ExpireOp | RecoverOp;
 /** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
 export type HoldOutcome =
   | "placed"
+  | "granted"
   | "exists"
   | "id_reused"
   | "invalid_key"
@@ -49,6 +51,7 @@ export type HoldOutcome =
   | "settled"
   | "released"
   | "released_unplaced"
+  | "closing"
   | "expired"
   | "recovered"
   | "already"
@@ -61,6 +64,11 @@ export interface HoldOpResult {
   outcome: HoldOutcome;
   /** The hold as the op left it; null when there is none (a refused placement, an unknown id). */
   hold: Hold | null;
+  /**
+   * A refused placement that would have fitted without the money parked in allowances: they come back
+   * within the holders' idle time, so the caller may try again after this many seconds.
+   */
+  retryAfterS?: number;
 }
 
 /** A batch the database did not apply even after retries: nothing of it was written. */
@@ -86,6 +94,10 @@ export interface HoldOpsOptions {
   lockTimeoutMs: number;
   /** Runs of one batch in all, after a deadlock or lock timeout. */
   attempts: number;
+  /** ALLOWANCE_MAX_SHARE: the largest fraction of what a key and its organization have left one grant may take. */
+  allowanceMaxShare: number;
+  /** ALLOWANCE_RETRY_AFTER_S: what a refusal caused by money parked in allowances tells the caller to wait. */
+  allowanceRetryAfterS: number;
   /** Tests move the clock across a budget day's midnight; production leaves it to the database's now(). */
   clock?: (() => Date) | undefined;
   metrics: HoldOpsMetrics;
@@ -139,14 +151,16 @@ export class HoldOpsRepository {
 
   private async run(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     this.opts.metrics.transactions.inc();
-    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome }>("SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4)", [
-      JSON.stringify(ops),
-      this.opts.timezone,
-      this.opts.lockTimeoutMs,
-      this.opts.clock?.() ?? null,
-    ]);
+    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(
+      "SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)",
+      [JSON.stringify(ops), this.opts.timezone, this.opts.lockTimeoutMs, this.opts.allowanceMaxShare, this.opts.clock?.() ?? null],
+    );
     if (rows.length !== ops.length) throw new Error(`apply_hold_ops returned ${rows.length} rows for ${ops.length} ops`);
-    return rows.map((row) => ({ outcome: row.outcome, hold: holdFromSql(row) }));
+    return rows.map((row) => ({
+      outcome: row.outcome,
+      hold: holdFromSql(row),
+      ...(row.retry_after ? { retryAfterS: this.opts.allowanceRetryAfterS } : {}),
+    }));
   }
 }
 

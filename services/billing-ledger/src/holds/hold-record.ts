@@ -16,6 +16,10 @@ export interface HoldSqlRow {
   budget_day: string | null;
   created_at: Date | null;
   resolved_at: Date | null;
+  kind: "request" | "allowance" | null;
+  allowance_id: string | null;
+  consumed: string | null;
+  usable_until: Date | null;
 }
 
 /** The hold an op left behind, or null when the op found or made none (a refused placement, an unknown id). */
@@ -35,6 +39,7 @@ export function holdFromSql(row: HoldSqlRow): Hold | null {
     budget_day: row.budget_day,
     created_at: row.created_at.toISOString(),
     resolved_at: row.resolved_at ? row.resolved_at.toISOString() : null,
+    ...kindFields(row.kind ?? "request", row.allowance_id, row.consumed ?? 0, row.usable_until),
   };
 }
 
@@ -54,5 +59,17 @@ export function holdFromModel(h: HoldModel): Hold {
     budget_day: h.budgetDay ? h.budgetDay.toISOString().slice(0, 10) : null,
     created_at: h.createdAt.toISOString(),
     resolved_at: h.resolvedAt ? h.resolvedAt.toISOString() : null,
+    ...kindFields(h.kind, h.allowanceId, h.consumed, h.usableUntil),
   };
+}
+
+/** Every hold says its kind and the allowance it was placed on; an allowance also what it consumed and until when it is usable. */
+function kindFields(
+  kind: "request" | "allowance",
+  allowanceId: string | null,
+  consumed: string | bigint | number,
+  usableUntil: Date | null,
+): Pick<Hold, "kind" | "allowance_id" | "consumed_microrub" | "usable_until"> {
+  if (kind === "request") return { kind, allowance_id: allowanceId };
+  return { kind, allowance_id: null, consumed_microrub: toMicrorub(consumed), usable_until: usableUntil ? usableUntil.toISOString() : null };
 }

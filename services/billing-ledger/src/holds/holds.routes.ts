@@ -1,7 +1,16 @@
 import { Router } from "express";
 import { z } from "zod";
-import { BillingEndpoints, HoldStatus, ReleaseHoldRequest, type Hold, type HoldOpResult } from "@meter/contracts";
-import { AppError, onlyFrom, parseInput } from "@meter/service-kit";
+import {
+  ADMIN_PREFIX,
+  AdminHoldOperations,
+  BillingEndpoints,
+  CrossCheckRequest,
+  HoldListQuery,
+  ReleaseHoldRequest,
+  type Hold,
+  type HoldOpResult,
+} from "@meter/contracts";
+import { AppError, onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
 import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
 import type { BooksCrossCheckService } from "./books-cross-check.service";
@@ -10,13 +19,6 @@ import type { BooksCrossCheckService } from "./books-cross-check.service";
 const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;
 
 const Uuid = z.uuid();
-const HoldFilter = z.object({
-  status: HoldStatus.optional(),
-  source: z.string().optional(),
-  /** Only holds placed more than this many seconds ago (with status=active: the stale ones), oldest first. */
-  older_than_s: z.coerce.number().int().min(0).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-});
 
 /** `POST /internal/v1/hold-ops` (its full path, from the contracts): the holders' batches of hold operations. */
 export function holdsInternalRoutes(holds: HoldService): Router {
@@ -30,37 +32,37 @@ export function holdsInternalRoutes(holds: HoldService): Router {
   return r;
 }
 
-const CrossCheckRequest = z.strictObject({ repair: z.boolean().default(true) });
-
 /** The operator's hold report, hand release (`/admin/v1/holds`) and the books cross-check (`/admin/v1/books/cross-check`). */
 export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldService; crossCheck: BooksCrossCheckService }): Router {
-  const r = Router();
-
-  /** The hold report: what is active (and for how long), and what expired unresolved. */
-  r.get("/holds", async (req, res) => {
-    const q = parseInput(HoldFilter, req.query);
-    const data = await deps.holdReads.list({
-      status: q.status,
-      source: q.source,
-      limit: q.limit,
-      ...(q.older_than_s === undefined ? {} : { createdBefore: new Date(Date.now() - q.older_than_s * 1000), oldestFirst: true }),
-    });
-    res.json({ object: "list", data });
+  return operationRouter(AdminHoldOperations, ADMIN_PREFIX, {
+    /** The hold report: what is active (and for how long), and what expired unresolved. */
+    holds: async (req, res) => {
+      const q = parseInput(HoldListQuery, req.query);
+      const data = await deps.holdReads.list({
+        status: q.status,
+        source: q.source,
+        limit: q.limit,
+        ...(q.older_than_s === undefined ? {} : { createdBefore: new Date(Date.now() - q.older_than_s * 1000), oldestFirst: true }),
+      });
+      res.json({ object: "list", data });
+    },
+    /** An operator frees a hold nobody resolved; the ledger entry carries the reason. */
+    releaseHold: async (req, res) => {
+      const { reason } = parseInput(ReleaseHoldRequest, req.body);
+      res.json(await deps.holds.releaseByOperator(parseInput(Uuid, req.params.hold_id), reason));
+    },
+    /** Every owner's final records against billing's holds now, repaired unless `repair` is false (`npm run books:cross-check`). */
+    booksCrossCheck: async (req, res) => {
+      const { repair } = parseInput(CrossCheckRequest, req.body ?? {});
+      res.json(await deps.crossCheck.run({ repair }));
+    },
   });
-  /** An operator frees a hold nobody resolved; the ledger entry carries the reason. */
-  r.post("/holds/:id/release", async (req, res) => {
-    const { reason } = parseInput(ReleaseHoldRequest, req.body);
-    res.json(await deps.holds.releaseByOperator(parseInput(Uuid, req.params.id), reason));
-  });
-  /** Every owner's final records against billing's holds now, repaired unless `repair` is false (`npm run books:cross-check`). */
-  r.post("/books/cross-check", async (req, res) => {
-    const { repair } = parseInput(CrossCheckRequest, req.body ?? {});
-    res.json(await deps.crossCheck.run({ repair }));
-  });
-
-  return r;
 }
 
 function resultOf(answer: Hold | AppError): HoldOpResult {
-  return answer instanceof AppError ? { ok: false, error: { status: answer.status, code: answer.code, message: answer.message } } : { ok: true, hold: answer };
+  if (!(answer instanceof AppError)) return { ok: true, hold: answer };
+  // A refusal caused by money parked in allowances says when to try again (docs/api.md, "Allowances").
+  const retryAfter = answer.details?.retry_after_seconds;
+  const error = { status: answer.status, code: answer.code, message: answer.message };
+  return { ok: false, error: typeof retryAfter === "number" ? { ...error, retry_after_seconds: retryAfter } : error };
 }

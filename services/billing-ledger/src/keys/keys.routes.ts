@@ -1,14 +1,22 @@
 import { Router } from "express";
 import { z } from "zod";
-import { BillingEndpoints, CreateKeyRequest, MemberCreateKeyRequest } from "@meter/contracts";
-import { onlyFrom, parseInput } from "@meter/service-kit";
+import {
+  ADMIN_PREFIX,
+  AdminKeyOperations,
+  BillingEndpoints,
+  CABINET_API_PREFIX,
+  CabinetKeyOperations,
+  CreateKeyRequest,
+  KeyListQuery,
+  MemberCreateKeyRequest,
+} from "@meter/contracts";
+import { onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
 import { sessionIdentityOf } from "../http/session-identity";
 import type { ApiKeyService } from "./api-key.service";
 import type { KeyUsageService } from "./key-usage.service";
 import type { MemberKeysService } from "./member-keys.service";
 
 const Uuid = z.uuid();
-const KeyFilter = z.object({ organization_id: z.uuid().optional(), user_id: z.uuid().optional() });
 
 /** `POST /internal/v1/keys/verify` (its full path, from the contracts): the gateway checks a caller's key. */
 export function keysInternalRoutes(keys: ApiKeyService): Router {
@@ -22,39 +30,38 @@ export function keysInternalRoutes(keys: ApiKeyService): Router {
 /** The operator's keys (`/admin/v1/keys`): any user's, in any organization they belong to. */
 export function keysAdminRoutes(deps: { keys: ApiKeyService; keyUsage: KeyUsageService }): Router {
   const { keys } = deps;
-  const r = Router();
   const id = (v: unknown) => parseInput(Uuid, v);
 
-  r.post("/keys", async (req, res) => {
-    res.status(201).json(await keys.create(parseInput(CreateKeyRequest, req.body)));
+  return operationRouter(AdminKeyOperations, ADMIN_PREFIX, {
+    createKey: async (req, res) => {
+      res.status(201).json(await keys.create(parseInput(CreateKeyRequest, req.body)));
+    },
+    keys: async (req, res) => {
+      res.json({ object: "list", data: await keys.list(parseInput(KeyListQuery, req.query)) });
+    },
+    key: async (req, res) => {
+      res.json(await keys.get(id(req.params.key_id)));
+    },
+    revokeKey: async (req, res) => {
+      res.json(await keys.revoke(id(req.params.key_id)));
+    },
+    keyUsage: async (req, res) => {
+      res.json(await deps.keyUsage.usage(id(req.params.key_id)));
+    },
   });
-  r.get("/keys", async (req, res) => {
-    res.json({ object: "list", data: await keys.list(parseInput(KeyFilter, req.query)) });
-  });
-  r.get("/keys/:id", async (req, res) => {
-    res.json(await keys.get(id(req.params.id)));
-  });
-  r.post("/keys/:id/revoke", async (req, res) => {
-    res.json(await keys.revoke(id(req.params.id)));
-  });
-  r.get("/keys/:id/usage", async (req, res) => {
-    res.json(await deps.keyUsage.usage(id(req.params.id)));
-  });
-
-  return r;
 }
 
 /** A member's own keys in the chosen organization (`/cabinet/v1/keys`). */
 export function memberKeysRoutes(memberKeys: MemberKeysService): Router {
-  const r = Router();
-  r.get("/keys", async (req, res) => {
-    res.json({ object: "list", data: await memberKeys.list(sessionIdentityOf(req)) });
+  return operationRouter(CabinetKeyOperations, CABINET_API_PREFIX, {
+    keys: async (req, res) => {
+      res.json({ object: "list", data: await memberKeys.list(sessionIdentityOf(req)) });
+    },
+    createKey: async (req, res) => {
+      res.status(201).json(await memberKeys.create(sessionIdentityOf(req), parseInput(MemberCreateKeyRequest, req.body)));
+    },
+    revokeKey: async (req, res) => {
+      res.json(await memberKeys.revoke(sessionIdentityOf(req), parseInput(Uuid, req.params.key_id)));
+    },
   });
-  r.post("/keys", async (req, res) => {
-    res.status(201).json(await memberKeys.create(sessionIdentityOf(req), parseInput(MemberCreateKeyRequest, req.body)));
-  });
-  r.post("/keys/:id/revoke", async (req, res) => {
-    res.json(await memberKeys.revoke(sessionIdentityOf(req), parseInput(Uuid, req.params.id)));
-  });
-  return r;
 }

@@ -1,0 +1,147 @@
+import { readdir } from "node:fs/promises";
+import path from "node:path";
+import pg from "pg";
+import { databaseName, redactUrl } from "./postgres";
+
+/**
+ * A pod of a new version starts only once its database's schema is at that version: every migration
+ * its image carries is recorded as applied in `_prisma_migrations` (by the release's migration Job, as
+ * the owner). It reads that table as the runtime role, which may not change the schema.
+ */
+
+export interface SchemaWaitOptions {
+  /** Where `prisma/migrations` is (the image keeps the repository's layout). */
+  serviceDir: string;
+  /** The runtime role's URL: reading `_prisma_migrations` is all this needs. */
+  databaseUrl: string;
+  /** Gives up after this long, with an error naming what is missing. */
+  timeoutMs: number;
+  pollMs?: number;
+  /** How often to say it is still waiting. */
+  progressEveryMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface SchemaState {
+  /** This image's migrations the database has not applied (or failed), oldest first. */
+  missing: string[];
+  /** Of those, the ones that failed, with the first line of their error (Prisma's `logs`). */
+  failed: { name: string; error: string }[];
+  /** Applied migrations this image does not carry: a later release's (this image is a rollback). */
+  newer: string[];
+}
+
+/** How long a pod waits by default (`MIGRATION_WAIT_TIMEOUT_MS`): longer than a migration Job may run. */
+export const DEFAULT_SCHEMA_WAIT_MS = 15 * 60_000;
+const DEFAULT_POLL_MS = 2000;
+const DEFAULT_PROGRESS_MS = 30_000;
+
+/** The migration folders this image carries, by name (what `_prisma_migrations.migration_name` holds), oldest first. */
+export async function localMigrationNames(serviceDir: string): Promise<string[]> {
+  const entries = await readdir(path.join(serviceDir, "prisma", "migrations"), { withFileTypes: true });
+  return entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+}
+
+interface MigrationRow {
+  migration_name: string;
+  finished_at: Date | null;
+  rolled_back_at: Date | null;
+  logs: string | null;
+}
+
+/** Where the database's schema stands against the migrations of `serviceDir`. */
+export async function schemaState(serviceDir: string, databaseUrl: string): Promise<SchemaState> {
+  const wanted = await localMigrationNames(serviceDir);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const table = await client.query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
+    const rows = table.rows[0]?.present
+      ? (await client.query<MigrationRow>("SELECT migration_name, finished_at, rolled_back_at, logs FROM _prisma_migrations")).rows
+      : [];
+    const applied = new Set(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => r.migration_name));
+    const missing = wanted.filter((name) => !applied.has(name));
+    // A row with logs and neither finished nor rolled back is a failed migration (one in progress has no logs).
+    const failed = rows
+      .filter((r) => missing.includes(r.migration_name) && r.finished_at === null && r.rolled_back_at === null && r.logs)
+      .map((r) => ({ name: r.migration_name, error: errorSummary(r.logs!) }));
+    const local = new Set(wanted);
+    return { missing, failed, newer: [...applied].filter((name) => !local.has(name)).sort() };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Prisma's `logs` of a failed migration, without the engine's backtrace (its numbered frames). */
+function errorSummary(logs: string): string {
+  const lines = logs.split("\n");
+  const frames = lines.findIndex((line) => /^\s*\d+: /.test(line));
+  return (frames < 0 ? lines : lines.slice(0, frames))
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .join(": ")
+    .slice(0, 300);
+}
+
+/** The migrations that are missing (not applied, or failed) on the database, empty when it is up to date. */
+export async function pendingMigrations(serviceDir: string, databaseUrl: string): Promise<string[]> {
+  return (await schemaState(serviceDir, databaseUrl)).missing;
+}
+
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+/**
+ * Waits until the schema is at this image's version (its newest migration and every one before it
+ * applied), polling as the runtime role; a database not reachable yet counts as not there. Rejects
+ * after `timeoutMs` with the missing migrations and what applies them.
+ */
+export async function waitForSchema(opts: SchemaWaitOptions): Promise<SchemaState> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const pollMs = opts.pollMs ?? DEFAULT_POLL_MS;
+  const progressEveryMs = opts.progressEveryMs ?? DEFAULT_PROGRESS_MS;
+  const names = await localMigrationNames(opts.serviceDir);
+  const newest = names.at(-1) ?? "(none)";
+  const database = databaseName(opts.databaseUrl);
+  const started = Date.now();
+  let lastSaid = -Infinity;
+  let situation = "";
+  for (;;) {
+    let state: SchemaState | undefined;
+    try {
+      state = await schemaState(opts.serviceDir, opts.databaseUrl);
+      situation = describeState(state);
+    } catch (error) {
+      situation = `database not reachable: ${(error as Error).message}`;
+    }
+    const waited = Date.now() - started;
+    if (state && state.missing.length === 0) {
+      const newer = state.newer.length > 0 ? `; the database also has ${state.newer.length} later migration(s) (${state.newer.join(", ")})` : "";
+      log(`schema of ${database} is at ${newest}, this image's newest migration${newer}: starting (waited ${seconds(waited)})`);
+      return state;
+    }
+    if (waited >= opts.timeoutMs) {
+      throw new Error(
+        `schema of ${database} is not at this image's version (${newest}) after ${seconds(opts.timeoutMs)}: ${situation}. ` +
+          `The release's migration step applies them as the owner role (Kubernetes: Job <service>-migrate-<tag>; compose: <service>-migrate): see its logs (docs/deploy.md, Migrations)`,
+      );
+    }
+    if (waited - lastSaid >= progressEveryMs) {
+      lastSaid = waited;
+      log(
+        `waiting for the schema of ${database} (${redactUrl(opts.databaseUrl)}) to reach ${newest}: ${situation}; ` +
+          `waited ${seconds(waited)}, giving up after ${seconds(opts.timeoutMs)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, opts.timeoutMs - waited))));
+  }
+}
+
+function describeState(state: SchemaState): string {
+  const failed = state.failed.map((f) => `${f.name} FAILED (${f.error})`);
+  const failedNames = new Set(state.failed.map((f) => f.name));
+  const missing = state.missing.filter((name) => !failedNames.has(name));
+  return [...failed, ...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : [])].join("; ");
+}
