@@ -1,4 +1,14 @@
-import { BillingEndpoints, type Catalog, type ErrorCode, type Hold, type HoldOp, type KeyIdentity, type PlaceHoldRequest } from "@meter/contracts";
+import {
+  BillingEndpoints,
+  type Catalog,
+  type ErrorCode,
+  type GrantAllowanceRequest,
+  type Hold,
+  type HoldOp,
+  type HoldOpResult,
+  type KeyIdentity,
+  type PlaceHoldRequest,
+} from "@meter/contracts";
 import { AppError, Batcher, InternalCallError, InternalHttpError, type Delivery, type InternalClient } from "@meter/service-kit";
 
 /** No answer could be had from billing: it may or may not have acted (`unknown`), or certainly did not. */
@@ -51,6 +61,14 @@ export class BillingClient {
     return this.holdOps.submit({ op: "release", hold_id: holdId, reason });
   }
 
+  /**
+   * Asks billing for an allowance (docs/api.md, "Allowances"); idempotent on its hold_id. Resolves with
+   * the allowance's hold (`usable_until` the end of its budget day); a refusal is an AppError.
+   */
+  grant(req: GrantAllowanceRequest): Promise<Hold> {
+    return this.holdOps.submit({ op: "grant", ...req });
+  }
+
   /** The key's holder, or null for a key that is unknown or revoked. */
   async verifyKey(key: string): Promise<KeyIdentity | null> {
     try {
@@ -76,8 +94,17 @@ export class BillingClient {
     } catch (e) {
       throw unreachableOr(e);
     }
-    return results.map((r) => (r.ok ? r.hold : new AppError(r.error.code as ErrorCode, r.error.message)));
+    return results.map((r) => (r.ok ? r.hold : refusalOf(r.error)));
   }
+}
+
+/**
+ * Billing's refusal of one op. A refusal that money parked in allowances caused says when it may
+ * succeed: it is answered with that Retry-After (docs/api.md, "Allowances").
+ */
+function refusalOf(error: Extract<HoldOpResult, { ok: false }>["error"]): AppError {
+  const headers = error.retry_after_seconds === undefined ? undefined : { "retry-after": String(error.retry_after_seconds) };
+  return new AppError(error.code as ErrorCode, error.message, { headers });
 }
 
 /** Statuses that blame the call itself, which this service built: 400 (its body), 401 and 403 (its identity). */

@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
+import { Allocator } from "@meter/allowances";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
 import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, InternalClient, Metrics, PeriodicPass, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
 import { createDatabase, type TextDatabase } from "./db";
 import { closeUpstreamAgents, createProvider } from "./providers";
+import { AllowanceRepository } from "./repositories/allowance.repository";
 import { TextRequestRepository } from "./repositories/text-request.repository";
 import { HoldAuditService } from "./services/hold-audit.service";
 import { QuoteService } from "./services/quote.service";
@@ -23,6 +25,8 @@ export interface TextComposition {
   database: TextDatabase;
   runner: TextRunner;
   reconciler: Reconciler;
+  /** This process's allowances; undefined when ALLOWANCES=off. */
+  allowances: Allocator | undefined;
   catalog: CatalogCache;
   workerId: string;
   close(): Promise<void>;
@@ -56,6 +60,27 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const restorePoint = () => restorePointOf((sql) => database.pool.query(sql));
   await restorePoint();
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
+  const allowanceRepo = new AllowanceRepository(database.pool, workerId, () => relay.kick());
+  const allowances =
+    config.ALLOWANCES === "on"
+      ? new Allocator({
+          store: allowanceRepo,
+          grant: (req) => billing.grant(req),
+          settings: {
+            seconds: config.ALLOWANCE_SECONDS,
+            minRequests: config.ALLOWANCE_MIN_REQUESTS,
+            idleMs: config.ALLOWANCE_IDLE_MS,
+            refusedBackoffMs: config.ALLOWANCE_REFUSED_BACKOFF_MS,
+          },
+          operation: "text",
+          source: "text",
+          logger,
+        })
+      : undefined;
+  // Closing decisions a few times per idle period, so parked money comes back soon after it went idle.
+  const closer = allowances
+    ? new PeriodicPass(() => allowances.tick(), { name: "allowance closer", intervalMs: Math.max(50, Math.floor(config.ALLOWANCE_IDLE_MS / 4)), logger })
+    : undefined;
   const runner = new TextRunner({
     repo,
     billing,
@@ -66,8 +91,9 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     maxAttempts: config.TEXT_MAX_ATTEMPTS,
     upstreamRetryDelaysMs: config.TEXT_UPSTREAM_RETRY_DELAYS_MS,
     parkBaseMs: config.TEXT_PARK_BASE_MS,
+    allowances,
   });
-  const reconciler = new Reconciler(repo, runner, logger, {
+  const reconciler = new Reconciler(repo, allowanceRepo, runner, logger, {
     workerId,
     intervalMs: config.RECONCILE_INTERVAL_MS,
     staleMs: config.WORKER_STALE_MS,
@@ -76,6 +102,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   });
   await catalog.start({ bus, queue: "text.catalog-changed" });
   await reconciler.start();
+  closer?.start();
 
   const app = createApp({
     auth,
@@ -85,6 +112,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
       repo,
       runner,
       billing,
+      allowances,
       catalog,
       keys: config.upstreamKeys,
       workerId,
@@ -93,7 +121,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
       logger,
     }),
     quotes: new QuoteService(catalog, config.DEFAULT_MAX_OUTPUT_TOKENS, config.upstreamKeys),
-    audit: new HoldAuditService(repo, restorePoint),
+    audit: new HoldAuditService(repo, allowanceRepo, restorePoint),
     defaultMaxTokens: config.DEFAULT_MAX_OUTPUT_TOKENS,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     readiness: [
@@ -109,11 +137,16 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     database,
     runner,
     reconciler,
+    allowances,
     catalog,
     workerId,
     async close() {
       await catalog.stop();
       await runner.drain(10_000);
+      closer?.stop();
+      // Every allowance of this process closing, and closed with its release now when nothing is in
+      // flight on it; the rest are closed by another process's reconciler (this one retires below).
+      await allowances?.stop().catch((e: unknown) => logger.warn({ err: e }, "allowances not closed at stop; left to the reconcilers"));
       await reconciler.stop();
       await relay.stop();
       await bus.close();

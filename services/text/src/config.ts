@@ -33,6 +33,16 @@ export const TextConfig = CommonConfig.extend({
   /** Idempotency records (and their stored answers) are kept at least this long. */
   IDEMPOTENCY_RETENTION_HOURS: env.int(48, { min: 24 }),
   DATABASE_POOL_SIZE: env.int(10, { min: 1 }),
+  /** Requests' holds placed here against allowances billing grants ahead (docs/api.md, "Allowances"); `off`: one billing hold per request. */
+  ALLOWANCES: env.enumOf(["on", "off"], "on"),
+  /** An allowance is sized for this many seconds of its key's recent spend. */
+  ALLOWANCE_SECONDS: env.int(2, { min: 1, max: 60 }),
+  /** ...and at least this many requests of the current estimate; billing grants none smaller (near a limit: per-request holds). */
+  ALLOWANCE_MIN_REQUESTS: env.int(4, { min: 1, max: 1000 }),
+  /** An allowance no request used for this long is returned (bounds how long parked money can refuse another process's request). */
+  ALLOWANCE_IDLE_MS: env.int(2_000, { min: 100, max: 60_000 }),
+  /** After billing refused a key an allowance, none is asked for it for this long. */
+  ALLOWANCE_REFUSED_BACKOFF_MS: env.int(5_000, { min: 100 }),
   /** The names a catalog entry's `api_key_env` may give: only these variables are ever sent upstream. */
   UPSTREAM_KEY_ENV_PATTERN: env.string("^[A-Z][A-Z0-9_]*_API_KEY$"),
 });

@@ -158,7 +158,15 @@ describe("billing unreachable once the hold is placed", () => {
     s.fake.configure({ delayMs: 400 });
     const headers = { "idempotency-key": randomUUID() };
     const request = s.call(a.key, "/v1/messages", body("handoff"), headers);
-    await eventually(async () => (await s.activeHolds()) > 0, 5_000, "the hold to be placed");
+    // The request's own hold (the key's allowance, asked for at the same time, is another active hold).
+    const requestHoldActive = async () => {
+      const held = await s.text.database.pool.query<{ hold_id: string }>("SELECT hold_id FROM text_requests WHERE idempotency_key = $1", [
+        headers["idempotency-key"],
+      ]);
+      const active = await s.stack.admin<{ data: { hold_id: string }[] }>("GET", "/admin/v1/holds?status=active&source=text&limit=500");
+      return held.rows.length > 0 && active.data.some((h) => h.hold_id === held.rows[0]!.hold_id);
+    };
+    await eventually(requestHoldActive, 5_000, "the hold to be placed");
     await s.stopBillingHttp();
     let final;
     try {

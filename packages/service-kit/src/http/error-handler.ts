@@ -21,7 +21,8 @@ const NOT_WORTH_RETRYING = new Set<string>(["daily_budget_exceeded"]);
 
 export function sendError(res: Parameters<RequestHandler>[1], requestId: string | undefined, error: AppError): void {
   for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
-  if (NOT_WORTH_RETRYING.has(error.code)) res.setHeader("x-should-retry", "false");
+  // Unless the refusal itself says when to come back (money parked in allowances, docs/api.md).
+  if (NOT_WORTH_RETRYING.has(error.code) && !("retry-after" in error.headers)) res.setHeader("x-should-retry", "false");
   // Unavailable is always for now (contract): say when to come back, whoever raised it.
   if (error.status === 503 && !res.hasHeader("retry-after")) res.setHeader("retry-after", "2");
   res.status(error.status).json(errorBody(error.code, error.message, error.status, requestId));

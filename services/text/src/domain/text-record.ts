@@ -53,6 +53,11 @@ export interface TextRecord {
   estimatedCost: number;
   /** The hold of this request: first the record's own id, a fresh one if that id was already used up. */
   holdId: string;
+  /**
+   * The allowance its hold was placed on, here, in the claim's commit (docs/api.md, "Allowances"); its
+   * hold id is then a fresh one, never the record's id. Null: a hold placed in billing.
+   */
+  allowanceId: string | null;
   state: TextState;
   result: TextResult | null;
   cost: number | null;

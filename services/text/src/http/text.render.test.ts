@@ -14,6 +14,7 @@ const base: TextRecord = {
   plan: {} as TextRecord["plan"],
   estimatedCost: 500,
   holdId: "h",
+  allowanceId: null,
   state: "reserving",
   result: null,
   cost: null,

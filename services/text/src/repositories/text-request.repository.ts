@@ -1,5 +1,5 @@
 import type { Pool } from "pg";
-import { toMicrorub, type FinalHoldsCursor } from "@meter/contracts";
+import { toMicrorub, type AllowanceSpend, type FinalHoldsCursor } from "@meter/contracts";
 import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
 import { Batcher, deleteInChunks } from "@meter/service-kit";
@@ -16,7 +16,7 @@ import type { FinalOutcome, NewTextRecord, StoredError, TextPlan, TextRecord, Te
  * can be stored and replayed byte for byte.
  */
 export class TextRequestRepository {
-  private readonly claims: Batcher<NewTextRecord, boolean>;
+  private readonly claims: Batcher<NewTextRecord, ClaimResult>;
   private readonly finals: Batcher<FinalOutcome, boolean>;
 
   constructor(private readonly pool: Pool) {
@@ -24,10 +24,16 @@ export class TextRequestRepository {
     this.finals = new Batcher((items) => this.writeFinals(items));
   }
 
-  /** Inserts the record unless (key, endpoint, Idempotency-Key) is taken; returns the one that holds it. */
-  async claim(record: NewTextRecord): Promise<{ record: TextRecord; created: boolean }> {
+  /**
+   * Inserts the record unless (key, endpoint, Idempotency-Key) is taken; returns the one that holds it.
+   * A record on an allowance is inserted only while that allowance is open and this process's, its
+   * estimate added to the allowance's `used` in the same statement; otherwise nothing is inserted and
+   * the answer is `allowanceClosed` (the request takes a per-request hold instead).
+   */
+  async claim(record: NewTextRecord): Promise<{ record: TextRecord; created: boolean } | { allowanceClosed: true }> {
     for (;;) {
-      if (await this.claims.submit(record)) {
+      const claimed = await this.claims.submit(record);
+      if (claimed === "inserted") {
         return { created: true, record: { ...record, state: "reserving", result: null, cost: null, error: null } };
       }
       const { rows } = await this.pool.query<SqlRow>("SELECT * FROM text_requests WHERE key_id = $1 AND endpoint = $2 AND idempotency_key = $3", [
@@ -36,16 +42,24 @@ export class TextRequestRepository {
         record.idempotencyKey,
       ]);
       const existing = rows[0] ? fromSql(rows[0]) : undefined;
-      // Deleted in between (a refusal frees its key): claim again.
-      if (!existing) continue;
+      if (!existing) {
+        if (claimed === "allowance_closed") return { allowanceClosed: true };
+        // Deleted in between (a refusal frees its key): claim again.
+        continue;
+      }
       // Our own insert, committed by a batch whose answer was lost and which then ran again item by item.
       if (existing.requestId === record.requestId && existing.ownerId === record.ownerId) return { record: existing, created: true };
       return { record: existing, created: false };
     }
   }
 
-  /** Concurrent claims in one statement; each is inserted unless its key is taken (even within the batch). */
-  private async insertClaims(items: NewTextRecord[]): Promise<boolean[]> {
+  /**
+   * Concurrent claims in one statement; each is inserted unless its key is taken (even within the
+   * batch) or the allowance it names is not open and this process's (locked, so a closing allowance
+   * gets no request after it was seen open). The estimates of the rows actually inserted go into their
+   * allowances' `used`, whose CHECK keeps it within what billing granted.
+   */
+  private async insertClaims(items: NewTextRecord[]): Promise<ClaimResult[]> {
     const rows = items.map((r) => ({
       id: r.id,
       key_id: r.keyId,
@@ -59,25 +73,70 @@ export class TextRequestRepository {
       plan: JSON.stringify(r.plan),
       estimated_cost: r.estimatedCost,
       hold_id: r.holdId,
+      allowance_id: r.allowanceId,
       attempts: r.attempts,
       owner_id: r.ownerId,
       next_attempt_at: r.nextAttemptAt.toISOString(),
       created_at: r.createdAt.toISOString(),
     }));
-    const { rows: inserted } = await this.pool.query<{ id: string }>(
-      `INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan,
-         estimated_cost, hold_id, state, attempts, owner_id, next_attempt_at, created_at, updated_at)
-       SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.request_id, x.fingerprint, x.model, x.plan,
-         x.estimated_cost, x.hold_id, 'reserving', x.attempts, x.owner_id, x.next_attempt_at, x.created_at, x.created_at
-       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, key_id uuid, user_id uuid, organization_id uuid, endpoint text,
-         idempotency_key text, request_id text, fingerprint text, model text, plan text, estimated_cost bigint, hold_id uuid,
-         attempts int, owner_id uuid, next_attempt_at timestamptz, created_at timestamptz)
-       ON CONFLICT (key_id, endpoint, idempotency_key) DO NOTHING
-       RETURNING id`,
+    const {
+      rows: [answer],
+    } = await this.pool.query<{ inserted: string[]; open: string[] }>(
+      `WITH x AS MATERIALIZED (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, key_id uuid, user_id uuid, organization_id uuid, endpoint text,
+           idempotency_key text, request_id text, fingerprint text, model text, plan text, estimated_cost bigint, hold_id uuid,
+           allowance_id uuid, attempts int, owner_id uuid, next_attempt_at timestamptz, created_at timestamptz)
+       ), usable AS (
+         SELECT a.id FROM allowances a
+         WHERE a.id IN (SELECT allowance_id FROM x) AND a.state = 'open' AND a.usable_until > now()
+           AND a.owner_id IN (SELECT owner_id FROM x WHERE x.allowance_id = a.id)
+         ORDER BY a.id
+         FOR UPDATE
+       ), ins AS (
+         INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan,
+           estimated_cost, hold_id, allowance_id, state, attempts, owner_id, next_attempt_at, created_at, updated_at)
+         SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.request_id, x.fingerprint, x.model, x.plan,
+           x.estimated_cost, x.hold_id, x.allowance_id, 'reserving', x.attempts, x.owner_id, x.next_attempt_at, x.created_at, x.created_at
+         FROM x
+         WHERE x.allowance_id IS NULL OR x.allowance_id IN (SELECT id FROM usable)
+         ON CONFLICT (key_id, endpoint, idempotency_key) DO NOTHING
+         RETURNING id, allowance_id, estimated_cost
+       ), spent AS (
+         UPDATE allowances a SET used = a.used + s.total, requests = a.requests + s.n, last_used_at = now()
+         FROM (SELECT allowance_id, sum(estimated_cost) AS total, count(*)::int AS n FROM ins WHERE allowance_id IS NOT NULL GROUP BY allowance_id) s
+         WHERE a.id = s.allowance_id
+       )
+       SELECT (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ins) AS inserted, (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM usable) AS open`,
       [JSON.stringify(rows)],
     );
-    const ids = new Set(inserted.map((r) => r.id));
-    return items.map((r) => ids.has(r.id));
+    const inserted = new Set(answer?.inserted);
+    const open = new Set(answer?.open);
+    return items.map((r) => (inserted.has(r.id) ? "inserted" : r.allowanceId !== null && !open.has(r.allowanceId) ? "allowance_closed" : "taken"));
+  }
+
+  /**
+   * A request whose hold billing refused moves onto an open allowance of this process instead, under a
+   * fresh hold id, its estimate added to the allowance's `used` in the same statement (as a claim
+   * does). Undefined when the record moved on or the allowance is no longer open.
+   */
+  async moveToAllowance(record: TextRecord, allowanceId: string, holdId: string): Promise<TextRecord | undefined> {
+    const { rows } = await this.pool.query<SqlRow>(
+      `WITH usable AS (
+         SELECT a.id FROM allowances a
+         WHERE a.id = $4::uuid AND a.state = 'open' AND a.usable_until > now() AND a.owner_id = $2::uuid
+         FOR UPDATE
+       ), moved AS (
+         UPDATE text_requests SET allowance_id = (SELECT id FROM usable), hold_id = $5::uuid, updated_at = now()
+         WHERE id = $1 AND state = 'reserving' AND owner_id = $2::uuid AND attempts = $3 AND allowance_id IS NULL AND EXISTS (SELECT 1 FROM usable)
+         RETURNING *
+       ), spent AS (
+         UPDATE allowances a SET used = a.used + m.estimated_cost, requests = a.requests + 1, last_used_at = now()
+         FROM moved m WHERE a.id = m.allowance_id
+       )
+       SELECT * FROM moved`,
+      [record.id, record.ownerId, record.attempts, allowanceId, holdId],
+    );
+    return rows[0] ? fromSql(rows[0]) : undefined;
   }
 
   /**
@@ -92,10 +151,11 @@ export class TextRequestRepository {
 
   private async writeFinals(items: FinalOutcome[]): Promise<boolean[]> {
     const rows = items.map(({ record, ...o }) => {
+      const allowance = allowanceSpendOf(record);
       const command =
         o.state === "completed"
-          ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: record.holdId, amount_microrub: o.cost }, record.holdId)
-          : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: record.holdId, reason: o.releaseReason }, record.holdId);
+          ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: record.holdId, amount_microrub: o.cost, ...allowance }, record.holdId)
+          : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: record.holdId, reason: o.releaseReason, ...allowance }, record.holdId);
       const [messageId, routingKey, payload] = command.params;
       return {
         id: record.id,
@@ -172,10 +232,10 @@ export class TextRequestRepository {
 
   /** A request refused before anything was reserved leaves no trace: a retry with its key starts afresh. */
   async forget(record: TextRecord): Promise<void> {
-    await this.pool.query("DELETE FROM text_requests WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid", [
-      record.id,
-      record.ownerId,
-    ]);
+    await this.pool.query(
+      "DELETE FROM text_requests WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid AND allowance_id IS NULL",
+      [record.id, record.ownerId],
+    );
   }
 
   /**
@@ -224,6 +284,24 @@ export class TextRequestRepository {
   }
 }
 
+/** What became of a claim: inserted, its key already taken, or its allowance no longer open. */
+type ClaimResult = "inserted" | "taken" | "allowance_closed";
+
+/** A request on an allowance names it in its settle or release, so billing records its hold there. */
+function allowanceSpendOf(record: TextRecord): { allowance?: AllowanceSpend } {
+  if (record.allowanceId === null) return {};
+  return {
+    allowance: {
+      allowance_id: record.allowanceId,
+      key_id: record.keyId,
+      reserved_microrub: record.estimatedCost,
+      operation: "text",
+      model: record.model,
+      owner_ref: record.id,
+    },
+  };
+}
+
 /** A text_requests row as pg returns it. */
 interface SqlRow {
   id: string;
@@ -238,6 +316,7 @@ interface SqlRow {
   plan: string;
   estimated_cost: string;
   hold_id: string;
+  allowance_id: string | null;
   state: TextState;
   result: string | null;
   cost: string | null;
@@ -262,6 +341,7 @@ function fromSql(row: SqlRow): TextRecord {
     plan: JSON.parse(row.plan) as TextPlan,
     estimatedCost: toMicrorub(row.estimated_cost),
     holdId: row.hold_id,
+    allowanceId: row.allowance_id,
     state: row.state,
     result: row.result === null ? null : (JSON.parse(row.result) as TextResult),
     cost: row.cost === null ? null : toMicrorub(row.cost),

@@ -1,21 +1,28 @@
 import type { FinalHoldsRequest, FinalHoldsResponse, HoldAuditRequest, HoldAuditVerdict } from "@meter/contracts";
 import { answerFinalHolds, answerHoldAudit } from "@meter/service-clients";
+import type { AllowanceRepository } from "../repositories/allowance.repository";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 
 /**
  * Billing's question about holds that stayed active for minutes: what became of the requests behind
  * them? An unfinished request still owns its hold; a final one answers with what it committed.
+ * An allowance this service has a record of is pending in every state: until it is closed requests may
+ * be placed on it, and once closed its release (with the estimates used) is in the outbox; one it has
+ * no record of is absent, so billing returns it (docs/api.md, "Allowances").
  */
 export class HoldAuditService {
   constructor(
     private readonly repo: TextRequestRepository,
+    private readonly allowances: Pick<AllowanceRepository, "existing">,
     /** The database's restore point (restorePointOf): null unless it was restored from a backup. */
     private readonly restorePoint: () => Promise<Date | null>,
   ) {}
 
   async audit(request: HoldAuditRequest): Promise<HoldAuditVerdict[]> {
-    return answerHoldAudit(
-      request,
+    // An allowance's owner_ref is its own id, which is also its hold id.
+    const allowances = new Set(await this.allowances.existing(request.holds.filter((h) => h.owner_ref === h.hold_id).map((h) => h.hold_id)));
+    const requests = await answerHoldAudit(
+      { ...request, holds: request.holds.filter((h) => !allowances.has(h.hold_id)) },
       (ids) => this.repo.findMany(ids),
       (r) =>
         r.state === "completed"
@@ -25,6 +32,8 @@ export class HoldAuditService {
             : { status: "pending" },
       await this.restorePoint(),
     );
+    const byHold = new Map(requests.map((v) => [v.hold_id, v]));
+    return request.holds.map((h): HoldAuditVerdict => (allowances.has(h.hold_id) ? { hold_id: h.hold_id, status: "pending" } : byHold.get(h.hold_id)!));
   }
 
   /** The books cross-check: final records, a page at a time, as the holds they settled or released. */

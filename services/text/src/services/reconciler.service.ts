@@ -1,4 +1,5 @@
 import { PeriodicPass, type Logger } from "@meter/service-kit";
+import type { AllowanceRepository } from "../repositories/allowance.repository";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 import type { TextRunner } from "./text-runner";
 
@@ -18,6 +19,8 @@ export interface ReconcilerOptions {
  * back-off has run out, and every unfinished request of a process that died (its heartbeat stopped).
  * Each is taken with a guarded update that also counts the attempt (one taker wins, and a record the
  * request path has just refused and deleted is simply not there), and driven by the runner.
+ * The allowances of a process that died are made closing and, once their requests (taken over here,
+ * needing no placement: their holds are in this database) are final, closed with their releases.
  * The heartbeat has its own timer, so a slow pass never makes this process look dead.
  */
 export class Reconciler {
@@ -26,6 +29,7 @@ export class Reconciler {
 
   constructor(
     private readonly repo: TextRequestRepository,
+    private readonly allowances: Pick<AllowanceRepository, "closingOfStale" | "closeSettled" | "purge">,
     private readonly runner: TextRunner,
     private readonly logger: Logger,
     private readonly opts: ReconcilerOptions,
@@ -78,11 +82,15 @@ export class Reconciler {
       taken++;
       this.runner.drive(mine).catch((e: unknown) => this.logger.error({ err: e, request: record.id }, "text attempt failed"));
     }
+    const stale = await this.allowances.closingOfStale(this.opts.staleMs);
+    if (stale > 0) this.logger.warn({ allowances: stale }, "closing the allowances of a stopped process");
+    await this.allowances.closeSettled();
     return taken;
   }
 
   private async purge(): Promise<void> {
     const purged = await this.repo.purge(this.opts.retentionMs);
     if (purged) this.logger.info({ purged }, "purged idempotency records past retention");
+    await this.allowances.purge(this.opts.retentionMs);
   }
 }

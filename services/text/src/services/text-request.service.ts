@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
+import type { Allocator } from "@meter/allowances";
 import type { Hold, KeyIdentity } from "@meter/contracts";
 import type { BillingClient } from "@meter/service-clients";
 import { fingerprintOf, idempotencyRecordId, requireIdempotencyKey, type Logger } from "@meter/service-kit";
-import type { TextEndpoint, TextRecord } from "../domain/text-record";
+import type { NewTextRecord, TextEndpoint, TextRecord } from "../domain/text-record";
 import { TextErrors } from "../errors";
 import type { UpstreamKeys } from "../providers/provider";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
@@ -11,7 +13,9 @@ import { Refused, type TextRunner } from "./text-runner";
 export interface TextRequestDeps {
   repo: TextRequestRepository;
   runner: TextRunner;
-  billing: Pick<BillingClient, "placeHold">;
+  billing: Pick<BillingClient, "placeHold" | "release">;
+  /** This process's allowances; none when ALLOWANCES=off (every request places its own hold in billing). */
+  allowances?: Pick<Allocator, "take" | "giveBack">;
   catalog: CatalogView;
   keys: UpstreamKeys;
   workerId: string;
@@ -30,10 +34,11 @@ export interface TextOutcome {
 
 /**
  * Accepting a paid text request: validate and price it (refusals here reserve nothing), then claim its
- * idempotency key and place its hold at the same time (the hold's id is the claim's, so both are
- * idempotent), and let the runner call the upstream and commit the outcome, waiting at most the
- * synchronous window. A key already used replays the stored answer; the same key with another body is
- * refused.
+ * idempotency key with its hold placed on an allowance of the key in the same commit, when this process
+ * has one with room (docs/api.md, "Allowances"); otherwise claim it and place its own hold in billing at
+ * the same time (the hold's id is the claim's, so both are idempotent). Then the runner calls the
+ * upstream and commits the outcome, waited for at most the synchronous window. A key already used
+ * replays the stored answer; the same key with another body is refused.
  */
 export class TextRequestService {
   constructor(private readonly deps: TextRequestDeps) {}
@@ -53,20 +58,10 @@ export class TextRequestService {
     const plan = planText(input.endpoint, this.deps.catalog, input.model, input.text, this.deps.keys);
     const id = idempotencyRecordId("text-request", input.identity.key_id, input.endpoint, key);
     const now = new Date();
-    const placement: Promise<Hold> = this.deps.billing.placeHold({
-      hold_id: id,
-      key_id: input.identity.key_id,
-      amount_microrub: plan.estimatedCost,
-      operation: "text",
-      model: input.model,
-      source: "text",
-      owner_ref: id,
-    });
-    // Observed by the runner, or not at all (a duplicate): never an unhandled rejection.
-    placement.catch(() => undefined);
-    const { record, created } = await this.deps.repo.claim({
+    const record: NewTextRecord = {
       id,
       holdId: id,
+      allowanceId: null,
       keyId: input.identity.key_id,
       userId: input.identity.user_id,
       organizationId: input.identity.organization_id,
@@ -81,15 +76,62 @@ export class TextRequestService {
       ownerId: this.deps.workerId,
       nextAttemptAt: new Date(now.getTime() + this.deps.leaseMs),
       createdAt: now,
-    });
+    };
 
+    const onAllowance = await this.claimOnAllowance(record);
+    if (onAllowance) return this.proceed(onAllowance, fingerprint, undefined);
+
+    const placement: Promise<Hold> = this.deps.billing.placeHold({
+      hold_id: id,
+      key_id: input.identity.key_id,
+      amount_microrub: plan.estimatedCost,
+      operation: "text",
+      model: input.model,
+      source: "text",
+      owner_ref: id,
+    });
+    // Observed by the runner, or not at all (a duplicate): never an unhandled rejection.
+    placement.catch(() => undefined);
+    const claimed = await this.deps.repo.claim(record);
+    if ("allowanceClosed" in claimed) throw new Error("a claim without an allowance was refused for one");
+    if (!claimed.created && claimed.record.holdId !== id) {
+      // The request holding the key has its hold under another id (an allowance's, or a fresh one):
+      // the hold this duplicate may just have placed under the record's id is nobody's, so it goes now.
+      this.deps.billing
+        .release(id, "a duplicate's placement; the request holds another hold")
+        .catch((e: unknown) => this.deps.logger.warn({ err: e, request: id }, "a duplicate's hold could not be released; the hold audit will"));
+    }
+    return this.proceed(claimed, fingerprint, placement);
+  }
+
+  /**
+   * The claim with its hold placed on an allowance of the key, in one commit, when this process has one
+   * with room; undefined otherwise (then the request places its own hold, and a grant is under way).
+   */
+  private async claimOnAllowance(record: NewTextRecord): Promise<{ record: TextRecord; created: boolean } | undefined> {
+    const allowances = this.deps.allowances;
+    if (!allowances) return undefined;
+    const allowanceId = allowances.take({ keyId: record.keyId, organizationId: record.organizationId }, record.estimatedCost);
+    if (allowanceId === null) return undefined;
+    // Never the record's own id: a duplicate's placement under that id can then never be this hold.
+    const claimed = await this.deps.repo.claim({ ...record, holdId: randomUUID(), allowanceId });
+    if ("allowanceClosed" in claimed) {
+      allowances.giveBack(allowanceId, record.estimatedCost, false);
+      return undefined;
+    }
+    if (!claimed.created || claimed.record.allowanceId !== allowanceId) allowances.giveBack(allowanceId, record.estimatedCost, true);
+    return claimed;
+  }
+
+  private async proceed(claimed: { record: TextRecord; created: boolean }, fingerprint: string, placement: Promise<Hold> | undefined): Promise<TextOutcome> {
+    const { record, created } = claimed;
     if (!created) {
       // A duplicate: its placement was of the first request's own hold (a no-op), or is released by
       // that request's runner if it reached billing first with another amount.
       if (record.fingerprint !== fingerprint) throw TextErrors.idempotencyMismatch();
       return { record: await this.awaitExisting(record), replayed: true };
     }
-    return { record: await this.wait(this.deps.runner.drive(record, { placement }), record), replayed: false };
+    return { record: await this.wait(this.deps.runner.drive(record, placement ? { placement } : {}), record), replayed: false };
   }
 
   /** A retry of a request: its stored answer, or its progress if it is still under way. */

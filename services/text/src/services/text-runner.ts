@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Hold, Provider } from "@meter/contracts";
 import { placementOf, type BillingClient } from "@meter/service-clients";
+import type { Allocator } from "@meter/allowances";
 import type { AppError, Logger } from "@meter/service-kit";
 import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
 import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
@@ -22,6 +23,8 @@ export interface RunnerDeps {
   upstreamRetryDelaysMs: readonly number[];
   /** First back-off of a parked record; it doubles per attempt (see park()). */
   parkBaseMs: number;
+  /** This process's allowances (none when ALLOWANCES=off): a refused hold moves onto one with room. */
+  allowances?: Pick<Allocator, "takeIfRoom" | "giveBack" | "whenGranted">;
 }
 
 /** Thrown out of drive() when billing refuses the hold: nothing is reserved and the record is gone. */
@@ -97,18 +100,21 @@ export class TextRunner {
     if (r.attempts > this.deps.maxAttempts) return this.giveUp(r, kept);
     if (kept) return this.finish({ record: r, state: "completed", ...kept });
 
-    const placed = await placementOf(placement ?? this.place(r));
-    switch (placed.kind) {
-      case "id_used_up":
-        return this.reserveAnew(r, placed.why);
-      case "refused":
-        return this.refuse(r, placed.error);
-      case "unreachable":
-        // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
-        if (placed.error.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
-        return this.park(r, BILLING_BACKOFF_CAP_MS);
-      case "held":
-        break;
+    // A hold placed on an allowance is in this database already, committed with the claim.
+    if (r.allowanceId === null) {
+      const placed = await placementOf(placement ?? this.place(r));
+      switch (placed.kind) {
+        case "id_used_up":
+          return this.reserveAnew(r, placed.why);
+        case "refused":
+          return this.refuse(r, placed.error);
+        case "unreachable":
+          // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
+          if (placed.error.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
+          return this.park(r, BILLING_BACKOFF_CAP_MS);
+        case "held":
+          break;
+      }
     }
 
     const provider = this.deps.providerFor(r.plan.provider);
@@ -186,6 +192,9 @@ export class TextRunner {
    * it could still land later; its id is released first (a tombstone), so it never can.
    */
   private async refuse(r: TextRecord, error: AppError): Promise<TextRecord> {
+    const moved = await this.moveToAllowance(r);
+    if (moved === "unknown") return this.park(r, BILLING_BACKOFF_CAP_MS);
+    if (moved) return this.run(moved, undefined);
     if (r.attempts > 1 || r.holdId !== r.id) {
       try {
         await this.deps.billing.release(r.holdId, "refused; nothing reserved");
@@ -197,6 +206,30 @@ export class TextRunner {
     }
     await this.deps.repo.forget(r);
     throw new Refused(error);
+  }
+
+  /**
+   * Billing refused the hold while this process has an allowance of the key with room (money the
+   * refusal counted as parked in it): the request is placed on that allowance instead, under a fresh
+   * hold id. Only a first attempt on its own id, so no earlier placement of it can still land.
+   */
+  private async moveToAllowance(r: TextRecord): Promise<TextRecord | undefined | "unknown"> {
+    const allowances = this.deps.allowances;
+    if (!allowances || r.attempts !== 1 || r.holdId !== r.id) return undefined;
+    await allowances.whenGranted(r.keyId);
+    const allowanceId = allowances.takeIfRoom(r.keyId, r.estimatedCost);
+    if (allowanceId === null) return undefined;
+    let moved: TextRecord | undefined;
+    try {
+      moved = await this.deps.repo.moveToAllowance(r, allowanceId, randomUUID());
+    } catch (e) {
+      // Whether it moved is not known: parked, the next attempt finds out (the allowance keeps the estimate counted).
+      this.deps.logger.warn({ err: e, request: r.id }, "a refused request could not be moved onto an allowance; parked");
+      return "unknown";
+    }
+    if (!moved) allowances.giveBack(allowanceId, r.estimatedCost, true);
+    else this.deps.logger.info({ request: r.id, allowance: allowanceId }, "hold refused; placed on an allowance of this process instead");
+    return moved;
   }
 
   /** Moves the record to a fresh hold id and places that one, within the same attempt. */

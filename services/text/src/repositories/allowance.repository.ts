@@ -1,0 +1,100 @@
+import type { Pool } from "pg";
+import type { AllowanceKey, AllowanceStore } from "@meter/allowances";
+
+/**
+ * The `allowances` table (docs/api.md, "Allowances"). Each row is owned by one process, which places
+ * requests on it in their claims' commits (TextRequestRepository.claim); here are its other moves.
+ * Closing is two steps: `closing` stops new requests (the claim locks the row and checks it is open),
+ * then one statement makes every closing allowance with no request still reserving on it `closed`,
+ * writing its release with the estimates used, so billing hears of the close only after the
+ * settlements and releases of every request on it are in the outbox.
+ */
+export class AllowanceRepository implements AllowanceStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly ownerId: string,
+    /** Wakes the outbox relay after a close committed its release. */
+    private readonly onOutbox: () => void,
+  ) {}
+
+  async begin(a: { id: string } & AllowanceKey): Promise<void> {
+    await this.pool.query("INSERT INTO allowances (id, key_id, organization_id, owner_id, state) VALUES ($1, $2, $3, $4, 'granting')", [
+      a.id,
+      a.keyId,
+      a.organizationId,
+      this.ownerId,
+    ]);
+  }
+
+  async open(id: string, granted: number, usableUntil: Date): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE allowances SET state = 'open', granted = $3, usable_until = $4, last_used_at = now()
+       WHERE id = $1 AND owner_id = $2 AND state = 'granting'`,
+      [id, this.ownerId, granted, usableUntil],
+    );
+    return rowCount === 1;
+  }
+
+  async refused(id: string): Promise<void> {
+    await this.pool.query("UPDATE allowances SET state = 'closed', closed_at = now() WHERE id = $1 AND state = 'granting'", [id]);
+  }
+
+  async closing(ids: readonly string[]): Promise<void> {
+    await this.pool.query("UPDATE allowances SET state = 'closing' WHERE id = ANY($1::uuid[]) AND owner_id = $2 AND state IN ('granting', 'open')", [
+      ids,
+      this.ownerId,
+    ]);
+  }
+
+  async closingAll(): Promise<void> {
+    await this.pool.query("UPDATE allowances SET state = 'closing' WHERE owner_id = $1 AND state IN ('granting', 'open')", [this.ownerId]);
+  }
+
+  /**
+   * The allowances of processes whose heartbeat stopped (or that retired) become closing, whatever
+   * their state: their requests are taken over by the reconciler and finished, then they close.
+   */
+  async closingOfStale(staleMs: number): Promise<number> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE allowances a SET state = 'closing'
+       WHERE a.state IN ('granting', 'open') AND a.owner_id <> $1
+         AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = a.owner_id AND w.heartbeat_at >= now() - $2::float8 * interval '1 millisecond')`,
+      [this.ownerId, staleMs],
+    );
+    return rowCount ?? 0;
+  }
+
+  async closeSettled(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `WITH done AS (
+         UPDATE allowances a SET state = 'closed', closed_at = now()
+         WHERE a.state = 'closing'
+           AND NOT EXISTS (SELECT 1 FROM text_requests t WHERE t.allowance_id = a.id AND t.state = 'reserving')
+         RETURNING a.id, a.used
+       ), sent AS (
+         INSERT INTO outbox_messages (message_id, routing_key, payload)
+         SELECT id, 'billing.hold.release',
+                jsonb_build_object('version', 'v1', 'hold_id', id, 'reason', 'allowance closed', 'used_microrub', used)
+         FROM done
+         ON CONFLICT (message_id) DO NOTHING
+       )
+       SELECT id FROM done`,
+    );
+    if (rows.length > 0) this.onOutbox();
+    return rows.map((r) => r.id);
+  }
+
+  /** Of these ids, the allowances this service has a record of, in any state (the hold audit). */
+  async existing(ids: readonly string[]): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>("SELECT id FROM allowances WHERE id = ANY($1::uuid[])", [ids]);
+    return rows.map((r) => r.id);
+  }
+
+  /** Closed allowances past the idempotency retention (their requests' records go at the same age). */
+  async purge(retentionMs: number): Promise<number> {
+    const { rowCount } = await this.pool.query("DELETE FROM allowances WHERE state = 'closed' AND closed_at < now() - $1::float8 * interval '1 millisecond'", [
+      retentionMs,
+    ]);
+    return rowCount ?? 0;
+  }
+}
