@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Client } from "pg";
-import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount } from "@meter/testing";
+import { FAKE_MODEL, LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount } from "@meter/testing";
 
 /**
  * Allowances (docs/api.md, "Allowances"): the text service holds each request in its own commit,
@@ -19,7 +19,7 @@ interface Answer {
   retryAfter: string | null;
 }
 
-const body = (content: string, maxTokens = 64) => ({ model: LOCAL_MODEL, max_tokens: maxTokens, messages: [{ role: "user", content }] });
+const body = (content: string, maxTokens = 64, model = LOCAL_MODEL) => ({ model, max_tokens: maxTokens, messages: [{ role: "user", content }] });
 
 function sender(sut: SystemUnderTest) {
   return (key: string, idempotencyKey: string, payload: unknown): Promise<Answer> =>
@@ -103,7 +103,10 @@ describe("one text process", () => {
     "64 concurrent requests against a %s worth exactly N: exactly N are answered, %i for the rest, in every round",
     async (limit, refusal) => {
       const send = sender(sut);
-      const payload = body(`allowance round against the ${limit}`);
+      // Every answer is charged exactly its hold (the upstream reports more than the hold covers), so
+      // "worth exactly N" is exact: a cheaper answer would leave room for more.
+      sut.fake.configure({ usage: "inflated" });
+      const payload = body(`allowance round against the ${limit}`, 64, FAKE_MODEL);
       const probe = await sut.account();
       const estimate = await estimateOf(sut, probe.key, payload);
       const before = await allowanceUse(sut);
@@ -117,6 +120,7 @@ describe("one text process", () => {
         await untilNoActiveHolds(sut);
         await expectChargedExactly(sut, account, credit, answers);
       }
+      sut.fake.configure({});
       const after = await allowanceUse(sut);
       // The rounds were served from allowances, not only per request.
       expect(after.allowances).toBeGreaterThan(before.allowances);
@@ -126,6 +130,17 @@ describe("one text process", () => {
     },
     600_000,
   );
+});
+
+describe("money parked in an allowance", () => {
+  let sut: SystemUnderTest;
+  beforeAll(async () => {
+    // Idle long enough for the test to size its large request while the allowance is still open.
+    sut = await startSystemUnderTest({ env: { ...ALLOWANCE_ENV, ALLOWANCE_IDLE_MS: "3000" } });
+  }, 120_000);
+  afterAll(async () => {
+    await sut?.close();
+  });
 
   it("a refusal that money parked in an allowance caused says Retry-After, and succeeds when retried after it", async () => {
     const send = sender(sut);
@@ -150,21 +165,24 @@ describe("one text process", () => {
     // A request larger than what is free beside the allowance, but within the balance.
     const charged = answers.reduce((sum, a) => sum + (a.body.billing as { cost_microrub: number }).cost_microrub, 0);
     const free = credit - charged - outstanding;
-    let maxTokens = 16;
-    let big = body("a request larger than what the allowance leaves free", maxTokens);
-    while ((await estimateOf(sut, account.key, big)) <= free) {
-      maxTokens *= 2;
-      big = body("a request larger than what the allowance leaves free", maxTokens);
+    // The smallest max_tokens whose estimate is more than is free (the estimate grows with it).
+    const big = (maxTokens: number) => body("a request larger than what the allowance leaves free", maxTokens);
+    let [lo, hi] = [16, 16];
+    while ((await estimateOf(sut, account.key, big(hi))) <= free) [lo, hi] = [hi, hi * 2];
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      if ((await estimateOf(sut, account.key, big(mid))) <= free) lo = mid;
+      else hi = mid;
     }
-    const bigEstimate = await estimateOf(sut, account.key, big);
+    const bigEstimate = await estimateOf(sut, account.key, big(hi));
     expect(bigEstimate).toBeLessThanOrEqual(credit - charged);
 
     const bigKey = randomUUID();
-    const refused = await send(account.key, bigKey, big);
+    const refused = await send(account.key, bigKey, big(hi));
     expect(refused.status).toBe(402);
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, Number(refused.retryAfter) * 1000));
-    const retried = await send(account.key, bigKey, big);
+    const retried = await send(account.key, bigKey, big(hi));
     expect(retried.status).toBe(200);
     await untilNoActiveHolds(sut);
     await expectChargedExactly(sut, account, credit, [...answers, retried]);
@@ -183,7 +201,9 @@ describe("two text processes", () => {
 
   it("share one hot key: both serve from allowances, and the key never spends more than its budget", async () => {
     const send = sender(sut);
-    const payload = body("one hot key, two text processes");
+    // Each answer is charged exactly its hold, so the budget is worth exactly N requests.
+    sut.fake.configure({ usage: "inflated" });
+    const payload = body("one hot key, two text processes", 64, FAKE_MODEL);
     const probe = await sut.account();
     const estimate = await estimateOf(sut, probe.key, payload);
     const N = 300;
@@ -229,7 +249,11 @@ describe("kills", () => {
     const credit = 1_000_000_000;
     const accounts = await Promise.all(Array.from({ length: 4 }, () => sut.account({ credit })));
     // The local model sleeps when asked, so requests are in flight on their allowances when text dies.
-    const requests = Array.from({ length: 64 }, (_, i) => ({ account: accounts[i % accounts.length]!, key: randomUUID(), payload: body(`[[sleep:400]] kill ${i}`) }));
+    const requests = Array.from({ length: 64 }, (_, i) => ({
+      account: accounts[i % accounts.length]!,
+      key: randomUUID(),
+      payload: body(`[[sleep:400]] kill ${i}`),
+    }));
     const first = requests.slice(0, 32).map((r) => send(r.account.key, r.key, r.payload));
     await new Promise((r) => setTimeout(r, 150));
     // Billing dies while the first grants are on their way; text keeps serving what it holds.
