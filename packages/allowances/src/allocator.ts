@@ -198,7 +198,7 @@ export class Allocator {
    * billing. Refused: nothing was placed. No answer, or not active: billing may hold it, so it is
    * closed with nothing used, which releases it there or makes its id a tombstone a late grant cannot use.
    */
-  private async grantOne(key: AllowanceKey, size: { wanted: number; min: number }, ks: KeyState): Promise<void> {
+  private async grantOne(key: AllowanceKey, size: { wanted: number; min: number; unit: number }, ks: KeyState): Promise<void> {
     const id = this.newId();
     await this.deps.store.begin({ id, ...key });
     let hold;
@@ -208,6 +208,7 @@ export class Allocator {
         key_id: key.keyId,
         amount_microrub: size.wanted,
         min_microrub: size.min,
+        unit_microrub: size.unit,
         operation: this.deps.operation,
         source: this.deps.source,
         owner_ref: id,

@@ -10,7 +10,8 @@ export interface SizingSettings {
  * `minRequests` requests of this estimate; the minimum is those requests, so a quiet key near its limit
  * is refused and stays on per-request holds, where the last microrubles are spent exactly.
  */
-export function allowanceSize(estimate: number, ratePerSecond: number, s: SizingSettings): { wanted: number; min: number } {
+export function allowanceSize(estimate: number, ratePerSecond: number, s: SizingSettings): { wanted: number; min: number; unit: number } {
   const min = s.minRequests * estimate;
-  return { wanted: Math.max(min, Math.ceil(ratePerSecond * s.seconds)), min };
+  // Billing grants whole units of the estimate: no remainder too small for this request stays parked.
+  return { wanted: Math.max(min, Math.ceil(ratePerSecond * s.seconds)), min, unit: estimate };
 }
