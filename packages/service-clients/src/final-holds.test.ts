@@ -35,3 +35,18 @@ it("answers a page of final holds with the cursor of its last record while more 
   const last = await answerFinalHolds({ after: page.next, limit: 5 }, () => Promise.resolve([rows[2]!]), new Date("2026-11-26T13:00:00.000Z"));
   expect(last).toMatchObject({ next: null, restored_at: "2026-11-26T13:00:00.000Z" });
 });
+
+it("names the allowance a record's hold was placed on, as its settle command does", async () => {
+  const allowanceId = randomUUID();
+  const onAllowance = { ...row(0, true), allowance_id: allowanceId };
+  const page = await answerFinalHolds({ after: null, limit: 5 }, () => Promise.resolve([onAllowance, row(1, true)]), null);
+  expect(page.holds[0]!.allowance).toEqual({
+    allowance_id: allowanceId,
+    key_id: onAllowance.key_id,
+    reserved_microrub: 9000,
+    operation: "text",
+    model: "m",
+    owner_ref: onAllowance.owner_ref,
+  });
+  expect(page.holds[1]!.allowance).toBeNull();
+});

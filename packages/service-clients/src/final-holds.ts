@@ -13,6 +13,8 @@ export interface FinalHoldRow {
   cost: string | null;
   settles: boolean;
   completed_at: Date;
+  /** The allowance the record's hold was placed on, locally (null or absent: a per-request hold). */
+  allowance_id?: string | null;
 }
 
 /**
@@ -48,5 +50,16 @@ function finalHoldOf(row: FinalHoldRow): FinalHold {
     status: row.settles ? "settled" : "released",
     settled_microrub: row.settles ? toMicrorub(row.cost ?? "0") : null,
     final_at: row.completed_at.toISOString(),
+    // As the record's settle or release command names it, so billing can repair a lost one as that command.
+    allowance: row.allowance_id
+      ? {
+          allowance_id: row.allowance_id,
+          key_id: row.key_id,
+          reserved_microrub: toMicrorub(row.estimated_cost),
+          operation: row.operation,
+          model: row.model,
+          owner_ref: row.owner_ref,
+        }
+      : null,
   };
 }

@@ -204,7 +204,7 @@ export class TextRequestRepository {
   async finalHolds(after: FinalHoldsCursor | null, limit: number): Promise<FinalHoldRow[]> {
     const { rows } = await this.pool.query<FinalHoldRow>(
       `SELECT id AS owner_ref, hold_id, organization_id, key_id, 'text' AS operation, model, estimated_cost, cost,
-              state = 'completed' AS settles, completed_at
+              state = 'completed' AS settles, completed_at, allowance_id
        FROM text_requests
        WHERE state IN ('completed', 'failed') AND ($1::timestamptz IS NULL OR (completed_at, id) > ($1::timestamptz, $2::uuid))
        ORDER BY completed_at, id
