@@ -876,21 +876,28 @@ async function main(): Promise<void> {
 function printTargets(runs: RunFigures[]): void {
   const at = (t: Target, c: number) => runs.find((r) => r.target === t && r.connections === c);
   const lines: string[] = [];
+  const verdict = (ok: boolean) => (ok ? "met" : "NOT met");
   const m16 = at("metered", 16);
   const f16 = at("forwarder", 16);
-  if (m16 && f16) lines.push(`c16 metered / forwarder = ${f2(m16.rps / f16.rps)} (target >= 0.60): ${m16.rps / f16.rps >= 0.6 ? "met" : "NOT met"}`);
+  if (m16 && f16) lines.push(`c16 metered / forwarder = ${f2(m16.rps / f16.rps)} (target >= 0.30): ${verdict(m16.rps / f16.rps >= 0.3)}`);
   const m1 = at("metered", 1);
   const d1 = at("direct", 1);
-  if (m1 && d1)
-    lines.push(
-      `c1 added p50 over direct = ${f2(m1.latency.p50 - d1.latency.p50)} ms (target <= 3 ms): ${m1.latency.p50 - d1.latency.p50 <= 3 ? "met" : "NOT met"}`,
-    );
+  if (m1 && d1) {
+    const added = m1.latency.p50 - d1.latency.p50;
+    lines.push(`c1 added p50 over direct = ${f2(added)} ms (target <= 6 ms): ${verdict(added <= 6)}`);
+  }
+  if (m16) {
+    // Every process, the fake upstream and the load generator included: the issue's 9.7 ms was that sum.
+    const groups: Group[] = ["gateway", "text", "billing-ledger", "upstream", "postgres", "rabbitmq", "loadgen"];
+    const ms = groups.reduce((sum, g) => sum + (m16.cpu[g]?.perKReq ?? 0), 0);
+    lines.push(`c16 CPU per paid request, all processes = ${f2(ms)} ms (target <= 4 ms): ${verdict(ms <= 4)}`);
+  }
   for (const c of levels) {
     const h = at("hot", c);
     const m = at("metered", c);
-    if (h && m) lines.push(`c${c} one hot organization / many = ${f2(h.rps / m.rps)} (target >= 0.80): ${h.rps / m.rps >= 0.8 ? "met" : "NOT met"}`);
+    if (h && m) lines.push(`c${c} one hot organization / many = ${f2(h.rps / m.rps)} (target >= 0.80): ${verdict(h.rps / m.rps >= 0.8)}`);
   }
-  if (lines.length > 0) console.log(`\nTargets (issue 14)\n${lines.map((l) => `  ${l}`).join("\n")}`);
+  if (lines.length > 0) console.log(`\nTargets (issue 23)\n${lines.map((l) => `  ${l}`).join("\n")}`);
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
