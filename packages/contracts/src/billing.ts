@@ -191,7 +191,13 @@ export type HoldAuditRequest = z.infer<typeof HoldAuditRequest>;
 export const HoldAuditVerdict = z.discriminatedUnion("status", [
   z.object({ hold_id: z.uuid(), status: z.literal("pending") }),
   z.object({ hold_id: z.uuid(), status: z.literal("settle"), amount_microrub: Microrub }),
-  z.object({ hold_id: z.uuid(), status: z.literal("release"), reason: z.string().min(1).max(200) }),
+  z.object({
+    hold_id: z.uuid(),
+    status: z.literal("release"),
+    reason: z.string().min(1).max(200),
+    /** An allowance its holder closed: the estimates it placed on it (billing closes it as the holder's release would). */
+    used_microrub: Microrub.optional(),
+  }),
   z.object({ hold_id: z.uuid(), status: z.literal("absent") }),
   z.object({ hold_id: z.uuid(), status: z.literal("unknown") }),
 ]);

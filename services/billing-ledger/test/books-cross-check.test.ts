@@ -152,13 +152,14 @@ it("leaves a request on an allowance to its own settlement while that may still 
     { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 50_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al" },
   ]);
   // Text settled a request on the allowance a moment ago; its command has not reached billing yet.
-  const record = finalOf(a, { status: "settled", final_at: new Date().toISOString() });
+  const made = finalOf(a, { status: "settled", final_at: new Date().toISOString() });
+  const spend = { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text" as const, model: "m", owner_ref: made.owner_ref };
+  const record = { ...made, allowance: spend };
   const pass = await crossCheck(textOwner([record]), 60_000).run();
   expect(pass.differences).toEqual([]);
   expect(await h.services.holdReads.find(record.hold_id)).toBeUndefined();
 
   // The command arrives: the request is charged once, its estimate taken from the allowance.
-  const spend = { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text" as const, model: "m", owner_ref: record.owner_ref };
   const [applied] = await h.services.holds.apply([{ op: "settle", hold_id: record.hold_id, amount_microrub: 4_000, source: "text", allowance: spend }]);
   expect(applied).toMatchObject({ outcome: "settled" });
   expect((await crossCheck(textOwner([record]), 60_000).run()).differences).toEqual([]);

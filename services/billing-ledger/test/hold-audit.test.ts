@@ -199,3 +199,36 @@ it("asks about an allowance like any hold: one its holder has no record of gives
     body: { balance_microrub: 982_000, reserved_microrub: 0 },
   });
 });
+
+it("an allowance its holder closed but billing still has active (billing restored) closes on the holder's word, with the estimates used", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000 });
+  const id = randomUUID();
+  await h.services.holds.apply([
+    { op: "grant", hold_id: id, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: id },
+  ]);
+  await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id = ${id}::uuid`;
+  const owner = await startOwner(({ hold_id }) =>
+    hold_id === id ? { hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: 10_000 } : undefined,
+  );
+  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
+  const metrics = new Metrics("billing-ledger");
+  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
+    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
+    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
+  });
+  try {
+    await audit.run();
+  } finally {
+    await owners.close();
+    await owner.close();
+  }
+  // Closed on the holder's word: it waits for the one request placed on it, whose command (or repair) releases the rest.
+  expect(await h.services.holdReads.find(id)).toMatchObject({ status: "active", consumed_microrub: 0 });
+  const request = randomUUID();
+  const spend = { allowance_id: id, key_id: a.keyId, reserved_microrub: 10_000, operation: "text" as const, model: "m", owner_ref: request };
+  await h.services.holds.apply([{ op: "settle", hold_id: request, amount_microrub: 7_000, source: "text", allowance: spend }]);
+  expect(await h.services.holdReads.find(id)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
+  expect(await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200)).toMatchObject({
+    body: { balance_microrub: 993_000, reserved_microrub: 0 },
+  });
+});

@@ -11,11 +11,14 @@ import { everyInterval, type Stoppable } from "./interval";
 const PAGE = 500;
 
 /**
- * Differences that the owner's command, still on its way, may yet resolve: a hold still active here,
- * and one billing has no record of, since a request's hold placed on an allowance reaches billing only
- * with its settle or release (recovering it first would charge it beside its allowance).
+ * Whether the owner's command, still on its way, may yet resolve a difference: a hold still active
+ * here, and a request's hold placed on an allowance that billing has no record of (it reaches billing
+ * only with its settle or release). A per-request hold billing has no record of was placed before any
+ * work, so billing lost it (a restore): repaired at once.
  */
-const AWAITS_COMMAND = new Set<CrossCheckKind>(["unresolved_at_billing", "missing_at_billing"]);
+function awaitsCommand(d: CrossCheckDifference): boolean {
+  return d.kind === "unresolved_at_billing" || (d.kind === "missing_at_billing" && !!d.owner?.allowance);
+}
 
 /**
  * How an owner's final record and billing's hold disagree:
@@ -67,7 +70,7 @@ export class BooksCrossCheckService {
     private readonly owners: HoldOwners,
     private readonly logger: Logger,
     private readonly metrics: CrossCheckMetrics,
-    /** A hold its owner made final this recently may still have its command on the way: not yet a difference (AWAITS_COMMAND). */
+    /** A hold its owner made final this recently may still have its command on the way: not yet a difference (awaitsCommand). */
     private readonly graceMs = 60_000,
   ) {}
 
@@ -119,7 +122,7 @@ export class BooksCrossCheckService {
       const found: { difference: CrossCheckDifference; op?: LedgerOp }[] = [];
       for (const owner of page.holds) {
         const d = differenceOf(source, owner, billing.get(owner.hold_id));
-        if (d && (!AWAITS_COMMAND.has(d.difference.kind) || new Date(owner.final_at) < settledBefore)) found.push(d);
+        if (d && (!awaitsCommand(d.difference) || new Date(owner.final_at) < settledBefore)) found.push(d);
       }
       await this.settle(found, report, repair);
     } while (after);

@@ -120,6 +120,9 @@ export class HoldAuditService {
         resolved++;
         // Worth a look: the owner's own settlement or release did not arrive.
         this.logger.warn({ ...log, outcome: r.outcome }, "hold audit resolved a hold its owner had left active");
+      } else if (r.outcome === "closing") {
+        // An allowance its holder closed: released once its requests' commands (or their repairs) are in.
+        this.logger.warn({ ...log, outcome: r.outcome }, "hold audit closed an allowance its holder had closed; waiting for its requests");
       } else if (r.outcome !== "already") {
         this.logger.error({ ...log, outcome: r.outcome, status: r.hold?.status }, "hold audit: the owner's verdict does not fit the hold; left as it is");
       }
@@ -136,7 +139,7 @@ function opFor(source: HoldSource, v: HoldAuditVerdict): LedgerOp | undefined {
     case "settle":
       return { op: "settle", hold_id: v.hold_id, amount_microrub: v.amount_microrub };
     case "release":
-      return { op: "release", hold_id: v.hold_id, reason: v.reason };
+      return { op: "release", hold_id: v.hold_id, reason: v.reason, ...(v.used_microrub === undefined ? {} : { used_microrub: v.used_microrub }) };
     case "absent":
       return { op: "release", hold_id: v.hold_id, reason: `no request behind it at ${source}` };
   }

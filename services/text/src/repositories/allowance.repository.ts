@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import type { AllowanceKey, AllowanceStore } from "@meter/allowances";
+import { toMicrorub } from "@meter/contracts";
 
 /**
  * The `allowances` table (docs/api.md, "Allowances"). Each row is owned by one process, which places
@@ -85,9 +86,13 @@ export class AllowanceRepository implements AllowanceStore {
   }
 
   /** Of these ids, the allowances this service has a record of, in any state (the hold audit). */
-  async existing(ids: readonly string[]): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>("SELECT id FROM allowances WHERE id = ANY($1::uuid[])", [ids]);
-    return rows.map((r) => r.id);
+  /** The allowances among `ids` this service has a record of, with the estimates used on those it closed. */
+  async existing(ids: readonly string[]): Promise<{ id: string; closedWith: number | null }[]> {
+    const { rows } = await this.pool.query<{ id: string; closed_with: string | null }>(
+      "SELECT id, CASE WHEN state = 'closed' THEN used END AS closed_with FROM allowances WHERE id = ANY($1::uuid[])",
+      [ids],
+    );
+    return rows.map((r) => ({ id: r.id, closedWith: r.closed_with === null ? null : toMicrorub(r.closed_with) }));
   }
 
   /** Closed allowances past the idempotency retention (their requests' records go at the same age). */

@@ -6,9 +6,10 @@ import type { TextRequestRepository } from "../repositories/text-request.reposit
 /**
  * Billing's question about holds that stayed active for minutes: what became of the requests behind
  * them? An unfinished request still owns its hold; a final one answers with what it committed.
- * An allowance this service has a record of is pending in every state: until it is closed requests may
- * be placed on it, and once closed its release (with the estimates used) is in the outbox; one it has
- * no record of is absent, so billing returns it (docs/api.md, "Allowances").
+ * An allowance this service has a record of is pending until it is closed (requests may be placed on
+ * it); once closed the answer is its release with the estimates used, as its outbox sent it (a billing
+ * database restored from before that release still has it active); one it has no record of is absent,
+ * so billing returns it (docs/api.md, "Allowances").
  */
 export class HoldAuditService {
   constructor(
@@ -20,7 +21,9 @@ export class HoldAuditService {
 
   async audit(request: HoldAuditRequest): Promise<HoldAuditVerdict[]> {
     // An allowance's owner_ref is its own id, which is also its hold id.
-    const allowances = new Set(await this.allowances.existing(request.holds.filter((h) => h.owner_ref === h.hold_id).map((h) => h.hold_id)));
+    const allowances = new Map(
+      (await this.allowances.existing(request.holds.filter((h) => h.owner_ref === h.hold_id).map((h) => h.hold_id))).map((a) => [a.id, a.closedWith]),
+    );
     const requests = await answerHoldAudit(
       { ...request, holds: request.holds.filter((h) => !allowances.has(h.hold_id)) },
       (ids) => this.repo.findMany(ids),
@@ -33,7 +36,13 @@ export class HoldAuditService {
       await this.restorePoint(),
     );
     const byHold = new Map(requests.map((v) => [v.hold_id, v]));
-    return request.holds.map((h): HoldAuditVerdict => (allowances.has(h.hold_id) ? { hold_id: h.hold_id, status: "pending" } : byHold.get(h.hold_id)!));
+    return request.holds.map((h): HoldAuditVerdict => {
+      if (!allowances.has(h.hold_id)) return byHold.get(h.hold_id)!;
+      const closedWith = allowances.get(h.hold_id);
+      return closedWith === null || closedWith === undefined
+        ? { hold_id: h.hold_id, status: "pending" }
+        : { hold_id: h.hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: closedWith };
+    });
   }
 
   /** The books cross-check: final records, a page at a time, as the holds they settled or released. */
