@@ -172,7 +172,7 @@ it("the allowances of a stopped process become closing; a live one's stay open",
   expect((await row(ofLive)).state).toBe("open");
 });
 
-it("the hold audit: an allowance is pending in every state, one never recorded is absent", async () => {
+it("the hold audit: an allowance is pending until closed, then its release with the estimates used; one never recorded is absent", async () => {
   const audit = new HoldAuditService(requests, allowances, async () => null);
   const open = await openAllowance(1_000);
   const closed = await openAllowance(1_000);
@@ -182,7 +182,7 @@ it("the hold audit: an allowance is pending in every state, one never recorded i
   const verdicts = await audit.audit({ holds: [open, closed, unknown].map((id) => ({ hold_id: id, owner_ref: id })) });
   expect(verdicts).toEqual([
     { hold_id: open, status: "pending" },
-    { hold_id: closed, status: "pending" },
+    { hold_id: closed, status: "release", reason: "allowance closed by its holder", used_microrub: 0 },
     { hold_id: unknown, status: "absent" },
   ]);
 });
