@@ -176,6 +176,21 @@ describe("money parked in an allowance", () => {
       outstanding = Number(parked!.outstanding);
     }
     expect(answers.every((a) => a.status === 200)).toBe(true);
+    // Every answer's settlement applied in billing (each moves its estimate out of the allowance), so
+    // what the allowance still parks is what it will park until it is returned.
+    for (const deadline = Date.now() + 30_000; ;) {
+      const [row] = await query<{ settled: string; outstanding: string }>(
+        sut.env.BILLING_LEDGER_DATABASE_URL!,
+        `SELECT count(*) FILTER (WHERE kind = 'request' AND status = 'settled') AS settled,
+                COALESCE(sum(amount - consumed) FILTER (WHERE kind = 'allowance' AND status = 'active'), 0) AS outstanding
+         FROM holds WHERE key_id = $1`,
+        [account.keyId],
+      );
+      outstanding = Number(row!.outstanding);
+      if (Number(row!.settled) === answers.length) break;
+      if (Date.now() > deadline) throw new Error(`${row!.settled} of ${answers.length} settlements applied`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect(outstanding).toBeGreaterThan(0);
 
     // A request larger than what is free beside the allowance, but within the balance.
