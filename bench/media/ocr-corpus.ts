@@ -1,11 +1,13 @@
 /**
  * The OCR corpus part of `pnpm bench:media`: every document of bench/media/ocr-corpus (real test images
- * and scans, renders of a real PDF page at 96/150/300 DPI, Russian pages rendered, photographed-like and
- * speckled; see its README) read by the service's OCR engine and by plain `tesseract -l eng|rus` on the
- * same file, side by side, one after the other, both single-threaded (OMP_THREAD_LIMIT=1, one Tesseract
- * process at a time). CER against the ground truth. Time is CPU time per document (this process and its
- * Tesseract children, for the service; the child, for the CLI), so the pages/s ratio compares the work
- * each side does on the same pages even on a shared machine; wall clock is printed beside it.
+ * and scans, renders of a real PDF page at 96/150/300 DPI, Russian pages rendered, photographed-like,
+ * speckled and as scanned PDFs of a grey JPEG, two-column magazine pages as bilevel scans and in a PDF;
+ * see its README) read by the service's OCR engine and by plain `tesseract -l eng|rus` on the same file
+ * (for a PDF, the image it holds), side by side, one after the other, both single-threaded
+ * (OMP_THREAD_LIMIT=1, one Tesseract process at a time). CER against the ground truth. Time is CPU time
+ * per document (this process and its Tesseract children, for the service; the child, for the CLI), so
+ * the pages/s ratio compares the work each side does on the same pages even on a shared machine; wall
+ * clock is printed beside it.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -58,8 +60,9 @@ export async function runOcrCorpusBenchmark(log: (line: string) => void = consol
     await engine.warmUp();
     const rows: CorpusRow[] = [];
     for (const [i, doc] of docs.entries()) {
-      const file = path.join(dir, `${i}.${EXTENSIONS[doc.mimeType]}`);
-      await writeFile(file, doc.data);
+      const plainInput = doc.plain ?? doc;
+      const file = path.join(dir, `${i}.${EXTENSIONS[plainInput.mimeType]}`);
+      await writeFile(file, plainInput.data);
       const service = (language: "en" | "ru" | "auto") =>
         timed(async () => {
           const result = await engine.run({ files: [{ data: doc.data, mimeType: doc.mimeType }], settings: { language } });

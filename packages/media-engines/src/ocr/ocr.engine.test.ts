@@ -95,6 +95,23 @@ async function textPng(lines: string[], fontSize: number, density?: number): Pro
   return (density === undefined ? image : image.withMetadata({ density })).png().toBuffer();
 }
 
+/**
+ * A one-page PDF the size of `image` at `dpi` (a scanner's), drawing it over the whole page; `rectangle`
+ * also draws a vector frame (a page mixing an image and other drawing); `rotate` sets the page's /Rotate.
+ */
+async function imagePdf(image: Buffer, dpi: number, options: { rectangle?: boolean; rotate?: number } = {}): Promise<Buffer> {
+  const { PDFDocument, degrees } = await import("pdf-lib");
+  const meta = await sharp(image).metadata();
+  const pdf = await PDFDocument.create();
+  const embedded = meta.format === "jpeg" ? await pdf.embedJpg(image) : await pdf.embedPng(image);
+  const size = { width: (meta.width * 72) / dpi, height: (meta.height * 72) / dpi };
+  const page = pdf.addPage([size.width, size.height]);
+  page.drawImage(embedded, { x: 0, y: 0, ...size });
+  if (options.rectangle) page.drawRectangle({ x: 10, y: 10, width: 40, height: 20, borderWidth: 1 });
+  if (options.rotate) page.setRotation(degrees(options.rotate));
+  return Buffer.from(await pdf.save());
+}
+
 describe("OCR of small text and screenshots", () => {
   test("a 96 DPI bank statement screenshot reads as well as plain Tesseract (5.7 %), not 37 % off after a median", async () => {
     const data = await readFile(path.join(OCR_CORPUS_DIR, "bill.png"));
@@ -112,7 +129,11 @@ describe("the resolution Tesseract is told", () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "fake-tesseract-"));
     const script = path.join(dir, "tesseract");
-    await writeFile(script, `#!/bin/sh\necho "$@" >> "${dir}/calls"\ncat > /dev/null\nprintf 'level\\tpage_num\\n'\n`);
+    // Also records the size line of the PGM it is given ("P5\nW H\n255\n").
+    await writeFile(
+      script,
+      `#!/bin/sh\necho "$@" >> "${dir}/calls"\nhead -c 24 | head -n 2 | tail -n 1 >> "${dir}/sizes"\ncat > /dev/null\nprintf 'level\\tpage_num\\n'\n`,
+    );
     await chmod(script, 0o755);
     fake = createLocalOcrEngine({ limits: { maxFiles: 1, maxPagesPerDocument: 5 }, pool: new TesseractPool({ size: 1, binary: script }) });
   });
@@ -140,6 +161,63 @@ describe("the resolution Tesseract is told", () => {
 
   test("a page with no resolution tag gets none, so Tesseract estimates it from the text as its CLI does", async () => {
     await expect(dpiArgument(undefined)).resolves.toBeUndefined();
+  });
+
+  test("a bilevel (1-bit) 300 DPI scan is read at its own size; the same page in grey is shrunk to its text size", async () => {
+    const lines = Array.from({ length: 12 }, (_, i) => `Line ${i + 1} of a bilevel scan, twelve point text at 300 DPI.`);
+    const page = await renderTextGrey({ lines, width: 1600, fontSize: 50 });
+    const bilevel = Buffer.from(page.data.map((v) => (v < 128 ? 0 : 255)));
+    const sizes: string[] = [];
+    for (const pixels of [bilevel, page.data]) {
+      await rm(path.join(dir, "sizes"), { force: true });
+      const data = await sharp(pixels, { raw: { width: page.width, height: page.height, channels: 1 } })
+        .withMetadata({ density: 300 })
+        .png()
+        .toBuffer();
+      await fake.run({ files: [{ data, mimeType: "image/png" }], settings: { language: "en" } });
+      sizes.push((await readFile(path.join(dir, "sizes"), "utf8")).trim());
+    }
+    expect(sizes[0]).toBe(`${page.width} ${page.height}`);
+    expect(Number(sizes[1]!.split(" ")[0])).toBeLessThan(page.width * 0.8);
+  });
+
+  async function readPdf(pdf: Buffer): Promise<{ dpi: string | undefined; page: OcrResultDocument["pages"][number] }> {
+    await rm(path.join(dir, "calls"), { force: true });
+    const result = await fake.run({ files: [{ data: pdf, mimeType: "application/pdf" }], settings: { language: "en" } });
+    const args = (await readFile(path.join(dir, "calls"), "utf8")).trim().split(" ");
+    const page = (JSON.parse(result.data.toString("utf8")) as OcrResultDocument).pages[0]!;
+    return { dpi: args.includes("--dpi") ? args[args.indexOf("--dpi") + 1] : undefined, page };
+  }
+
+  const blankScan = (width: number, height: number) =>
+    sharp({ create: { width, height, channels: 3, background: "#ffffff" } })
+      .jpeg()
+      .toBuffer();
+
+  test.each([
+    [150, "150"],
+    [200, "200"],
+    [600, "600"],
+  ])("a PDF page that is one %i DPI scan is read from the scan's own pixels at its resolution, not rendered at 300", async (dpi, told) => {
+    const { dpi: argument, page } = await readPdf(await imagePdf(await blankScan(620, 200), dpi));
+    expect(argument).toBe(told);
+    expect(page).toMatchObject({ width_px: 620, height_px: 200 });
+  });
+
+  test("a scan on a page turned by /Rotate 90 is read upright (its width and height swapped)", async () => {
+    const { dpi, page } = await readPdf(await imagePdf(await blankScan(620, 200), 150, { rotate: 90 }));
+    expect(dpi).toBe("150");
+    expect(page).toMatchObject({ width_px: 200, height_px: 620 });
+  });
+
+  test.each([
+    [200, 200],
+    [100, 150],
+    [600, 400],
+  ])("a page mixing a %i DPI image and vector drawing is rendered at %i DPI (its image's, within 150-400)", async (dpi, rendered) => {
+    const { dpi: argument, page } = await readPdf(await imagePdf(await blankScan(600, 300), dpi, { rectangle: true }));
+    expect(argument).toBe(String(rendered));
+    expect(page.width_px).toBe(Math.floor((600 / dpi) * rendered));
   });
 });
 
@@ -206,16 +284,26 @@ describe("OCR of PDFs", () => {
     expect(progress.at(-1)).toEqual({ done: 2, total: 2, unit: "page" });
   });
 
-  test("an image-only PDF is rendered and recognised", async () => {
+  test("an image-only PDF is recognised from its scans' own pixels", async () => {
     const { file } = fixture("scanned.pdf");
     await expect(engine.measure({ files: [file], settings: {} })).resolves.toEqual({ unit: "page", quantity: 2 });
     const { document, expected } = await ocr("scanned.pdf", { language: "en" });
     expect(document).toMatchObject({ page_count: 2, ocr_page_count: 2, text_layer_page_count: 0 });
     document.pages.forEach((page, i) => {
       expect(page).toMatchObject({ source: "ocr", page: i + 1 });
-      expect(page.width_px).toBeGreaterThan(2400);
+      // Each page's scan is 1654 px wide (200 DPI), not a 300 DPI render of the page (2480).
+      expect(page.width_px).toBe(1654);
       expect(characterErrorRate(page.text, expected.pages![i]!)).toBeLessThan(0.02);
     });
+  });
+
+  test("a one-page PDF of a 150 DPI grey JPEG scan is read at 150 DPI: DELTA, not DELIA (its 300 DPI upsampling)", async () => {
+    const page = await renderTextGrey({ lines: ["SCANNED PAGE DELTA 58"], width: 1240, height: 400, fontSize: 56, margin: 60 });
+    const jpeg = await sharp(page.data, { raw: { width: page.width, height: page.height, channels: 1 } })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const document = await runOn(await imagePdf(jpeg, 150), "application/pdf", { language: "en" });
+    expect(document.pages[0]).toMatchObject({ source: "ocr", text: "SCANNED PAGE DELTA 58", width_px: 1240, height_px: 400 });
   });
 
   test.each([
