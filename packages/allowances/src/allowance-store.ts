@@ -24,7 +24,7 @@ export interface AllowanceStore {
   closingAll(): Promise<void>;
   /**
    * closing -> closed for every closing allowance with no request still `reserving` on it, each with
-   * its release command (`used_microrub` = its `used`) in the same statement; returns the ids closed.
+   * its release command (`used_microrub` = its `used`) in the same commit; returns the ids closed.
    */
   closeSettled(): Promise<string[]>;
 }

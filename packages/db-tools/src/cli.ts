@@ -3,13 +3,15 @@ import { backupDatabase, restoreDatabase } from "./backup";
 import { generateClient } from "./generate";
 import { checkDrift, createMigration, deployMigrations } from "./migrations";
 import { ensureDatabase, redactUrl } from "./postgres";
+import { describeDeployed } from "./service-migrations";
 import { listServices, resolveService, serviceDatabaseEnvVar, serviceDatabaseUrl, WORKSPACE_ROOT } from "./services";
 
 const USAGE = `pnpm db <command>
 
   generate [service...]   prisma generate for each service's client
-  deploy [service...]     apply pending migrations (database from <SERVICE>_DATABASE_URL,
-                          else postgresql://postgres@127.0.0.1:5432/meter_<service>; created if missing)
+  deploy [service...]     apply pending migrations, then changed prisma/sql files (database from
+                          <SERVICE>_DATABASE_URL, else postgresql://postgres@127.0.0.1:5432/meter_<service>;
+                          created if missing)
   new <service> <name>    write a migration from the existing migrations to schema.prisma
   check [service...]      replay the migrations into a shadow database and diff with schema.prisma;
                           exit 1 on drift
@@ -46,9 +48,8 @@ async function deploy(args: string[]): Promise<number> {
     const url = serviceDatabaseUrl(dir);
     // Like `prisma migrate deploy`, which also creates a missing database.
     if (await ensureDatabase(url)) console.log(`${label(dir)}: created database ${redactUrl(url)}`);
-    const [applied, took] = await timed(() => deployMigrations({ serviceDir: dir, databaseUrl: url }));
-    const what = applied.length > 0 ? `applied ${applied.join(", ")}` : "no pending migrations";
-    console.log(`${label(dir)}: ${what} on ${redactUrl(url)} (${serviceDatabaseEnvVar(dir)}; ${took})`);
+    const [deployed, took] = await timed(() => deployMigrations({ serviceDir: dir, databaseUrl: url }));
+    console.log(`${label(dir)}: ${describeDeployed(deployed)} on ${redactUrl(url)} (${serviceDatabaseEnvVar(dir)}; ${took})`);
   }
   return 0;
 }

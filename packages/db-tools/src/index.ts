@@ -1,6 +1,8 @@
 export { ensureClient, generateClient } from "./generate";
 export { checkDrift, createMigration, deployMigrations } from "./migrations";
-export type { CreatedMigration, CreateMigrationOptions, DeployOptions, DriftOptions } from "./migrations";
+export type { CreatedMigration, CreateMigrationOptions, Deployed, DeployOptions, DriftOptions } from "./migrations";
+export { applySqlFiles, localSqlFiles, SQL_FILES_TABLE } from "./sql-files";
+export type { SqlFile } from "./sql-files";
 export { dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
 export { listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "./services";
 export { prismaConfigFor } from "./prisma-config";

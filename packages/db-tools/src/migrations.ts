@@ -4,6 +4,7 @@ import path from "node:path";
 import type { SchemaEngine } from "@prisma/schema-engine-wasm";
 import { withSchemaEngine } from "./engine";
 import { withShadowDatabase } from "./shadow-database";
+import { applySqlFiles } from "./sql-files";
 import { serviceDatabaseUrl } from "./services";
 
 type MigrationList = Parameters<SchemaEngine["applyMigrations"]>[0]["migrationsList"];
@@ -56,15 +57,23 @@ async function readSchema(serviceDir: string): Promise<SchemaFiles> {
 
 export type DeployOptions = { serviceDir: string; databaseUrl: string };
 
+/** What a deploy applied: migrations, oldest first, then SQL files (`prisma/sql`), by name; empty when up to date. */
+export interface Deployed {
+  migrations: string[];
+  sqlFiles: string[];
+}
+
 /**
  * What `prisma migrate deploy` does: applies the service's pending migrations to an existing database
- * and records them in `_prisma_migrations` (same engine code, so the same rows and checksums).
- * Returns the names of the migrations it applied, empty when the database was up to date.
+ * and records them in `_prisma_migrations` (same engine code, so the same rows and checksums). Then
+ * the service's SQL functions whose files changed (sql-files.ts): every way a database is migrated
+ * (`pnpm db deploy`, `npm start`, the migration Job, test databases) comes through here.
  */
-export async function deployMigrations({ serviceDir, databaseUrl }: DeployOptions): Promise<string[]> {
+export async function deployMigrations({ serviceDir, databaseUrl }: DeployOptions): Promise<Deployed> {
   const migrationsList = await readMigrations(serviceDir);
   const { appliedMigrationNames } = await withSchemaEngine(databaseUrl, (engine) => engine.applyMigrations({ migrationsList, filters: NO_EXTERNAL }));
-  return appliedMigrationNames;
+  const sqlFiles = await applySqlFiles({ serviceDir, databaseUrl, all: appliedMigrationNames.length > 0 });
+  return { migrations: appliedMigrationNames, sqlFiles };
 }
 
 export type DriftOptions = {

@@ -2,11 +2,13 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
 import { databaseName, redactUrl } from "./postgres";
+import { unappliedSqlFiles } from "./sql-files";
 
 /**
  * A pod of a new version starts only once its database's schema is at that version: every migration
- * its image carries is recorded as applied in `_prisma_migrations` (by the release's migration Job, as
- * the owner). It reads that table as the runtime role, which may not change the schema.
+ * its image carries is recorded as applied in `_prisma_migrations`, and every SQL file's text in
+ * `_meter_sql_files` (by the release's migration Job, as the owner). It reads those tables as the
+ * runtime role, which may not change the schema.
  */
 
 export interface SchemaWaitOptions {
@@ -29,6 +31,8 @@ export interface SchemaState {
   failed: { name: string; error: string }[];
   /** Applied migrations this image does not carry: a later release's (this image is a rollback). */
   newer: string[];
+  /** This image's SQL files (`prisma/sql`) whose text was never applied. */
+  sqlFiles: string[];
 }
 
 /** How long a pod waits by default (`MIGRATION_WAIT_TIMEOUT_MS`): longer than a migration Job may run. */
@@ -69,7 +73,8 @@ export async function schemaState(serviceDir: string, databaseUrl: string): Prom
       .filter((r) => missing.includes(r.migration_name) && r.finished_at === null && r.rolled_back_at === null && r.logs)
       .map((r) => ({ name: r.migration_name, error: errorSummary(r.logs!) }));
     const local = new Set(wanted);
-    return { missing, failed, newer: [...applied].filter((name) => !local.has(name)).sort() };
+    const sqlFiles = await unappliedSqlFiles(client, serviceDir);
+    return { missing, failed, newer: [...applied].filter((name) => !local.has(name)).sort(), sqlFiles };
   } finally {
     await client.end();
   }
@@ -95,7 +100,7 @@ const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 /**
  * Waits until the schema is at this image's version (its newest migration and every one before it
- * applied), polling as the runtime role; a database not reachable yet counts as not there. Rejects
+ * applied, and its SQL files), polling as the runtime role; a database not reachable yet counts as not there. Rejects
  * after `timeoutMs` with the missing migrations and what applies them.
  */
 export async function waitForSchema(opts: SchemaWaitOptions): Promise<SchemaState> {
@@ -117,7 +122,7 @@ export async function waitForSchema(opts: SchemaWaitOptions): Promise<SchemaStat
       situation = `database not reachable: ${(error as Error).message}`;
     }
     const waited = Date.now() - started;
-    if (state && state.missing.length === 0) {
+    if (state && state.missing.length === 0 && state.sqlFiles.length === 0) {
       const newer = state.newer.length > 0 ? `; the database also has ${state.newer.length} later migration(s) (${state.newer.join(", ")})` : "";
       log(`schema of ${database} is at ${newest}, this image's newest migration${newer}: starting (waited ${seconds(waited)})`);
       return state;
@@ -143,5 +148,9 @@ function describeState(state: SchemaState): string {
   const failed = state.failed.map((f) => `${f.name} FAILED (${f.error})`);
   const failedNames = new Set(state.failed.map((f) => f.name));
   const missing = state.missing.filter((name) => !failedNames.has(name));
-  return [...failed, ...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : [])].join("; ");
+  return [
+    ...failed,
+    ...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : []),
+    ...(state.sqlFiles.length > 0 ? [`SQL files not applied: ${state.sqlFiles.join(", ")}`] : []),
+  ].join("; ");
 }

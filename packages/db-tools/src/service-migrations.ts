@@ -1,5 +1,5 @@
 import pg from "pg";
-import { deployMigrations } from "./migrations";
+import { deployMigrations, type Deployed } from "./migrations";
 import { ensureDatabase, redactUrl } from "./postgres";
 import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
 
@@ -7,11 +7,12 @@ import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
  * A deployed service's migration step (its image's `node dist/migrate.js`, docs/deploy.md, Migrations):
  *
  * - `deploy` (the release's migration Job, compose's `<service>-migrate`): applies the image's pending
- *   migrations as the migration role (`<PREFIX>_MIGRATION_DATABASE_URL`, the owner of the schema), under
- *   an advisory lock, so two runs at once apply each migration once and the other finds nothing to do.
+ *   migrations, then its changed SQL files (`prisma/sql`, sql-files.ts), as the migration role
+ *   (`<PREFIX>_MIGRATION_DATABASE_URL`, the owner of the schema), under an advisory lock, so two runs at
+ *   once apply each once and the other finds nothing to do.
  * - `wait` (the initContainer of every pod of the service, API and worker): waits, as the runtime role
- *   (`<PREFIX>_DATABASE_URL`, which may only read and write rows), until every migration its image
- *   carries is applied, at most `MIGRATION_WAIT_TIMEOUT_MS`. No pod needs the right to change the schema.
+ *   (`<PREFIX>_DATABASE_URL`, which may only read and write rows), until every migration and SQL file
+ *   its image carries is applied, at most `MIGRATION_WAIT_TIMEOUT_MS`. No pod needs the right to change the schema.
  */
 
 /** Not Prisma's own lock id (72707369), which its engine may take on another connection: that would deadlock. */
@@ -34,8 +35,7 @@ export async function runMigrationCommand(opts: MigrationCommandOptions): Promis
   if (mode === "deploy") {
     const url = required(opts.env, `${opts.prefix}_MIGRATION_DATABASE_URL`);
     await waitForServer(url, Number(opts.env.MIGRATION_CONNECT_TIMEOUT_MS) || DEFAULT_CONNECT_TIMEOUT_MS, log);
-    const applied = await deployWithLock(opts.serviceDir, url);
-    log(applied.length > 0 ? `applied ${applied.join(", ")} on ${redactUrl(url)}` : `no pending migrations on ${redactUrl(url)}`);
+    log(`${describeDeployed(await deployWithLock(opts.serviceDir, url))} on ${redactUrl(url)}`);
     return 0;
   }
   if (mode === "wait") {
@@ -86,8 +86,14 @@ function required(env: NodeJS.ProcessEnv, key: string): string {
   return value;
 }
 
-/** `prisma migrate deploy`, serialised across every process migrating the same database. */
-export async function deployWithLock(serviceDir: string, databaseUrl: string): Promise<string[]> {
+/** `applied 2026..._x; SQL files a.sql, b.sql`, or `no pending migrations` when nothing was. */
+export function describeDeployed({ migrations, sqlFiles }: Deployed): string {
+  const parts = [...(migrations.length > 0 ? [`applied ${migrations.join(", ")}`] : []), ...(sqlFiles.length > 0 ? [`SQL files ${sqlFiles.join(", ")}`] : [])];
+  return parts.length > 0 ? parts.join("; ") : "no pending migrations";
+}
+
+/** `prisma migrate deploy` and the SQL files, serialised across every process migrating the same database. */
+export async function deployWithLock(serviceDir: string, databaseUrl: string): Promise<Deployed> {
   await ensureDatabase(databaseUrl);
   const lock = new pg.Client({ connectionString: databaseUrl });
   await lock.connect();

@@ -35,7 +35,7 @@ describe("deployMigrations", () => {
     const names = await fixtureMigrations();
     expect(names).toHaveLength(1);
 
-    await expect(deployMigrations({ serviceDir: FIXTURE_DIR, databaseUrl: url })).resolves.toEqual(names);
+    await expect(deployMigrations({ serviceDir: FIXTURE_DIR, databaseUrl: url })).resolves.toEqual({ migrations: names, sqlFiles: [] });
 
     const rows = await query<MigrationRow>(
       url,
@@ -61,7 +61,7 @@ describe("deployMigrations", () => {
   });
 
   it("is idempotent: a second run applies nothing and records nothing", async () => {
-    await expect(deployMigrations({ serviceDir: FIXTURE_DIR, databaseUrl: url })).resolves.toEqual([]);
+    await expect(deployMigrations({ serviceDir: FIXTURE_DIR, databaseUrl: url })).resolves.toEqual({ migrations: [], sqlFiles: [] });
     const [{ count }] = (await query<{ count: number }>(url, "SELECT count(*)::int AS count FROM _prisma_migrations")) as [{ count: number }];
     expect(count).toBe(1);
   });

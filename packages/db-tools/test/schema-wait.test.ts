@@ -95,7 +95,7 @@ describe("waiting for the schema as the runtime role", () => {
 
   it("starts at once on a later release's schema (a rollback), and names it; the older release's Job finds nothing to do", async () => {
     await deployWithLock(laterImage, roleUrl("owner"));
-    await expect(deployWithLock(FIXTURE_DIR, roleUrl("owner"))).resolves.toEqual([]);
+    await expect(deployWithLock(FIXTURE_DIR, roleUrl("owner"))).resolves.toEqual({ migrations: [], sqlFiles: [] });
     const lines: string[] = [];
     await expect(waitForSchema({ serviceDir: FIXTURE_DIR, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: (l) => lines.push(l) })).resolves.toMatchObject({
       missing: [],
@@ -118,7 +118,7 @@ describe("waiting for the schema as the runtime role", () => {
       // What `prisma migrate resolve --rolled-back` records, as the owner; then the fixed migration applies.
       await query(roleUrl("owner"), "UPDATE _prisma_migrations SET rolled_back_at = now() WHERE migration_name = $1 AND finished_at IS NULL", [name]);
       await writeFile(path.join(broken, "prisma", "migrations", name, "migration.sql"), 'ALTER TABLE "notes" ADD COLUMN "x" INT;\n');
-      await expect(deployWithLock(broken, roleUrl("owner"))).resolves.toEqual([name]);
+      await expect(deployWithLock(broken, roleUrl("owner"))).resolves.toEqual({ migrations: [name], sqlFiles: [] });
       await expect(waitForSchema({ serviceDir: broken, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: () => undefined })).resolves.toMatchObject({
         missing: [],
       });
@@ -139,6 +139,38 @@ describe("waiting for the schema as the runtime role", () => {
     await expect(runMigrationCommand({ prefix: "TEXT", serviceDir: FIXTURE_DIR, argv: ["deploy"], env: lost, log: () => undefined })).rejects.toThrow(
       /:1\/\S+ not reachable after 0\.3 s: .*ECONNREFUSED/,
     );
+  });
+
+  it("waits for the image's SQL files too, and starts on a later release's text of them (a rollback)", async () => {
+    const noteCount = (expression: string) => `CREATE OR REPLACE FUNCTION note_count() RETURNS bigint LANGUAGE sql AS $$ SELECT ${expression} FROM notes $$;\n`;
+    const image = await mkdtemp(path.join(os.tmpdir(), "meter-schema-wait-"));
+    const next = await mkdtemp(path.join(os.tmpdir(), "meter-schema-wait-"));
+    try {
+      await cp(laterImage, image, { recursive: true });
+      await mkdir(path.join(image, "prisma", "sql"));
+      await writeFile(path.join(image, "prisma", "sql", "note_count.sql"), noteCount("count(*)"));
+      const waiting = waitForSchema({ serviceDir: image, databaseUrl: roleUrl("app"), timeoutMs: 200, pollMs: 50, log: () => undefined });
+      await expect(waiting).rejects.toThrow(/after 0\.2 s: SQL files not applied: note_count\.sql\./);
+
+      await expect(deployWithLock(image, roleUrl("owner"))).resolves.toEqual({ migrations: [], sqlFiles: ["note_count.sql"] });
+      await expect(waitForSchema({ serviceDir: image, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: () => undefined })).resolves.toMatchObject({
+        missing: [],
+        sqlFiles: [],
+      });
+      expect(await query(roleUrl("app"), "SELECT note_count()::int AS n")).toEqual([{ n: expect.any(Number) }]);
+
+      // The next release's text replaces it; a pod of this release (a rollback, a restart while the next one rolls) still starts.
+      await cp(image, next, { recursive: true });
+      await writeFile(path.join(next, "prisma", "sql", "note_count.sql"), noteCount("count(*) + 0"));
+      await expect(deployWithLock(next, roleUrl("owner"))).resolves.toEqual({ migrations: [], sqlFiles: ["note_count.sql"] });
+      await expect(waitForSchema({ serviceDir: image, databaseUrl: roleUrl("app"), timeoutMs: 1000, log: () => undefined })).resolves.toMatchObject({
+        sqlFiles: [],
+      });
+      await expect(deployWithLock(next, roleUrl("owner"))).resolves.toEqual({ migrations: [], sqlFiles: [] });
+    } finally {
+      await rm(image, { recursive: true, force: true });
+      await rm(next, { recursive: true, force: true });
+    }
   });
 
   it("keeps waiting while the database cannot be reached, and says so", async () => {

@@ -3,7 +3,7 @@ import { createServiceApp, jsonBody, requireIdentity, type InternalAuth, type Lo
 import type { AccountService } from "./accounts/account.service";
 import { accountsAdminRoutes, memberMoneyRoutes } from "./accounts/accounts.routes";
 import type { CabinetServices } from "./cabinet.services";
-import { catalogAdminRoutes, catalogInternalRoutes, catalogPublicRoutes } from "./catalog/catalog.routes";
+import { catalogAdminRoutes, catalogInternalRoutes, catalogMemberRoutes, catalogPublicRoutes } from "./catalog/catalog.routes";
 import type { CatalogService } from "./catalog/catalog.service";
 import type { HoldRepository } from "./holds/hold.repository";
 import type { HoldService } from "./holds/hold.service";
@@ -15,6 +15,11 @@ import { invitationAdminRoutes, sessionRoutes } from "./identity/identity.routes
 import type { ApiKeyService } from "./keys/api-key.service";
 import type { KeyUsageService } from "./keys/key-usage.service";
 import { keysAdminRoutes, keysInternalRoutes, memberKeysRoutes } from "./keys/keys.routes";
+import type { WebhookRepository } from "./webhooks/webhook.repository";
+import type { WebhookService } from "./webhooks/webhook.service";
+import { memberWebhooksRoutes, webhooksAdminRoutes } from "./webhooks/webhooks.routes";
+import { requestLogAdminRoutes, requestLogCabinetRoutes, requestLogPublicRoutes } from "./request-log/request-log.routes";
+import type { RequestLogService } from "./request-log/request-log.service";
 
 /** billing's rules, as the routes are given them (composition.ts builds them). */
 export interface BillingServices {
@@ -25,6 +30,9 @@ export interface BillingServices {
   keyUsage: KeyUsageService;
   catalog: CatalogService;
   cabinet: CabinetServices;
+  webhookRows: WebhookRepository;
+  webhooks: WebhookService;
+  requestLog: RequestLogService;
 }
 
 export interface AppDeps {
@@ -49,11 +57,13 @@ export function createApp(deps: AppDeps): Express {
       requireIdentity(deps.auth, { kinds: ["admin", "session"], from: ["gateway"] }),
       operatorOnly,
       body,
-      accountsAdminRoutes({ accounts: s.accounts, directory: c.directory, money: c.money }),
+      accountsAdminRoutes({ accounts: s.accounts, directory: c.directory, money: c.money, lines: c.ledger }),
       keysAdminRoutes(s),
+      requestLogAdminRoutes(s.requestLog),
       catalogAdminRoutes(s.catalog),
       holdsAdminRoutes({ ...s, crossCheck: deps.crossCheck }),
       invitationAdminRoutes(c.invitations),
+      webhooksAdminRoutes(s.webhooks),
     );
     // Internal routes carry their full paths (the contracts' endpoints); the door guards the prefix.
     app.use("/internal/v1", requireIdentity(deps.auth, { kinds: ["service"], from: ["gateway", "text", "media-jobs", "media-jobs-worker"] }), body);
@@ -64,8 +74,11 @@ export function createApp(deps: AppDeps): Express {
       body,
       sessionRoutes(c.sessions, c.signIn),
       memberMoneyRoutes(c),
+      requestLogCabinetRoutes(s.requestLog),
       memberKeysRoutes(c.memberKeys),
+      memberWebhooksRoutes({ webhooks: s.webhooks, scope: c.scope }),
+      catalogMemberRoutes({ catalog: s.catalog, scope: c.scope }),
     );
-    app.use("/v1", requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }), catalogPublicRoutes(s.catalog));
+    app.use("/v1", requireIdentity(deps.auth, { kinds: ["key"], from: ["gateway"] }), catalogPublicRoutes(s.catalog), requestLogPublicRoutes(s.requestLog));
   });
 }

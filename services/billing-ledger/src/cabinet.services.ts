@@ -29,6 +29,8 @@ export interface CabinetServices {
   money: MoneyReportService;
   ledger: MemberLedgerService;
   directory: DirectoryService;
+  /** What a member's call may touch: the organization chosen in the switcher, membership checked. */
+  scope: MemberScope;
 }
 
 export interface CabinetOptions {
@@ -74,5 +76,6 @@ export function createCabinetServices(
     money: new MoneyReportService(deps.accounts, new SpendRepository(db, deps.timezone), scope, deps.timezone, deps.clock),
     ledger: new MemberLedgerService(new MemberLedgerRepository(db), new LedgerLinesRepository(db), scope),
     directory: new DirectoryService(directory),
+    scope,
   };
 }

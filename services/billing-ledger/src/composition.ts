@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
-import { createInternalAuth, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, stepOfStop, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createHoldOwners, type HoldOwners } from "./holds/hold-owners.adapter";
 import { createCabinetServices, type CabinetOptions } from "./cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
@@ -22,6 +22,19 @@ import { HoldExpiryService } from "./holds/hold-expiry.service";
 import { BooksCrossCheckService, type CrossCheckMetrics } from "./holds/books-cross-check.service";
 import { HoldService } from "./holds/hold.service";
 import { KeyUsageService } from "./keys/key-usage.service";
+import { WebhookRepository } from "./webhooks/webhook.repository";
+import { WebhookService } from "./webhooks/webhook.service";
+import { WebhookDeliveryService } from "./webhooks/webhook-delivery.service";
+import { createWebhookSender } from "./webhooks/webhook-sender.adapter";
+import type { OutboundPolicy } from "./webhooks/webhook-url";
+import type { AllowanceRecall } from "./keys/api-key.service";
+import { allowanceRecallVia } from "./keys/allowance-recall.adapter";
+import { KeyExpiryService } from "./keys/key-expiry.service";
+import { DirectoryRepository } from "./accounts/directory.repository";
+import { MemberScope } from "./accounts/member-scope";
+import { PgRequestLogStore } from "./request-log/pg-request-log.store";
+import { RequestLogRetention } from "./request-log/request-log-retention.service";
+import { RequestLogService } from "./request-log/request-log.service";
 
 /** What createBillingServices builds; app.ts declares it, as what its routes are given. */
 export type { BillingServices };
@@ -42,6 +55,10 @@ export interface BillingServicesOptions {
   clock?: () => Date;
   /** The web cabinet's sessions, invitations and sign-in limits (CABINET_* settings); defaults otherwise. */
   cabinet?: CabinetOptions;
+  /** Where webhooks may go (NODE_ENV, WEBHOOK_ALLOW_PRIVATE_ADDRESSES); defaults: http allowed, public addresses only. */
+  webhooks?: OutboundPolicy;
+  /** Calls a key's open allowances back (a lowered budget, an expiry); without it they return when idle. */
+  recall?: AllowanceRecall;
 }
 
 /** billing's rules over its database (the CLI builds them alone, without the bus). */
@@ -62,8 +79,9 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
   const holdReads = new HoldRepository(db);
   const accounts = new AccountService(new AccountRepository(db), new CreditRepository(db));
   const keyRows = new ApiKeyRepository(db);
-  const keys = new ApiKeyService(keyRows);
+  const keys = new ApiKeyService(keyRows, opts.recall);
   const keyUsage = new KeyUsageService(keyRows, opts.timezone, opts.clock);
+  const webhookRows = new WebhookRepository(db);
   return {
     holdReads,
     holds: new HoldService(holdOps, holdReads),
@@ -72,6 +90,9 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
     keyUsage,
     catalog: new CatalogService(new CatalogRepository(db), opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
     cabinet: createCabinetServices(database, { accounts, keys, keyUsage, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
+    webhookRows,
+    webhooks: new WebhookService(webhookRows, opts.webhooks ?? { httpsOnly: false, allowPrivate: false }),
+    requestLog: new RequestLogService(new PgRequestLogStore(database.pool), new MemberScope(new DirectoryRepository(db)), accounts),
   };
 }
 
@@ -113,12 +134,15 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     throw new Error(`BUDGET_TIMEZONE "${config.BUDGET_TIMEZONE}" is not a time zone PostgreSQL knows`, { cause: e });
   });
   const metrics = new Metrics("billing-ledger");
+  const owners = overrides.owners ?? createHoldOwners(auth, { text: config.TEXT_URL, "media-jobs": config.MEDIA_JOBS_URL });
   const services = createBillingServices(database, {
+    recall: allowanceRecallVia(owners),
     timezone: config.BUDGET_TIMEZONE,
     metrics,
     lockTimeoutMs: config.HOLD_LOCK_TIMEOUT_MS,
     allowances: { maxShare: config.ALLOWANCE_MAX_SHARE, retryAfterS: config.ALLOWANCE_RETRY_AFTER_S },
     upstreamKeyEnvPattern: config.UPSTREAM_KEY_ENV_PATTERN,
+    webhooks: { httpsOnly: config.NODE_ENV === "production", allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES },
     cabinet: {
       sessionTtlMs: config.CABINET_SESSION_TTL_HOURS * 3_600_000,
       invitationTtlMs: config.CABINET_INVITATION_TTL_HOURS * 3_600_000,
@@ -150,13 +174,25 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     logger,
     metrics.counter("billing_holds_expired_total", "Holds expired without being settled or released", ["source"]),
   ).start(config.HOLD_SWEEP_INTERVAL_MS);
-  const owners = overrides.owners ?? createHoldOwners(auth, { text: config.TEXT_URL, "media-jobs": config.MEDIA_JOBS_URL });
+  const keyExpiry = new KeyExpiryService(services.keys, logger).start(config.KEY_EXPIRY_SWEEP_INTERVAL_MS);
   const audit = new HoldAuditService(services.holdReads, services.holds, owners, { afterMs: config.HOLD_AUDIT_AFTER_MS }, logger, {
     verdicts: metrics.counter("billing_hold_audit_verdicts_total", "Hold audit verdicts of owners, by source and verdict", ["source", "verdict"]),
     unreachable: metrics.counter("billing_hold_audit_unreachable_total", "Hold audit calls whose owner could not be asked", ["source"]),
   }).start(config.HOLD_AUDIT_INTERVAL_MS);
+  const retention = new RequestLogRetention(new PgRequestLogStore(database.pool), logger).start(config.REQUEST_LOG_RETENTION_INTERVAL_MS);
   const crossCheck = new BooksCrossCheckService(services.holdReads, services.holds, owners, logger, crossCheckMetrics(metrics));
   const crossCheckPass = crossCheck.start(config.BOOKS_CROSS_CHECK_INTERVAL_MS);
+  const webhookWorker = new WebhookDeliveryService(
+    services.webhookRows,
+    createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES }),
+    {
+      retry: { baseMs: config.WEBHOOK_RETRY_BASE_MS, maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS, windowMs: config.WEBHOOK_RETRY_WINDOW_HOURS * 3_600_000 },
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      pollMs: config.WEBHOOK_POLL_INTERVAL_MS,
+    },
+    logger,
+    metrics.counter("billing_webhook_attempts_total", "Webhook delivery attempts, by outcome (succeeded, retrying, failed)", ["outcome"]),
+  ).start();
 
   const app = createApp({
     auth,
@@ -182,12 +218,14 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     metrics,
     auth,
     async close() {
-      await Promise.all([expiry.stop(), audit.stop(), crossCheckPass.stop()]);
-      await consumer.stop();
-      await relay.stop();
-      await bus.close();
-      await owners.close();
-      await database.close();
+      await stepOfStop("periodic passes", () =>
+        Promise.all([expiry.stop(), keyExpiry.stop(), audit.stop(), crossCheckPass.stop(), webhookWorker.stop(), retention.stop()]),
+      );
+      await stepOfStop("consumer.stop()", () => consumer.stop());
+      await stepOfStop("relay.stop()", () => relay.stop());
+      await stepOfStop("bus.close()", () => bus.close());
+      await stepOfStop("owners.close()", () => owners.close());
+      await stepOfStop("database.close()", () => database.close());
     },
   };
 }

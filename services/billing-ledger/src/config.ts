@@ -14,6 +14,10 @@ export const BillingConfig = CommonConfig.extend({
   /** Holds nobody resolved are expired (and reported) only after this long. */
   HOLD_EXPIRY_HOURS: env.int(72, { min: 1 }),
   HOLD_SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
+  /** How often keys past their expires_at are closed (their allowances called back); verification refuses them at once anyway. */
+  KEY_EXPIRY_SWEEP_INTERVAL_MS: env.int(1_000, { min: 100 }),
+  /** How often request log entries past their 90 days are deleted. */
+  REQUEST_LOG_RETENTION_INTERVAL_MS: env.int(3_600_000, { min: 1_000 }),
   /** A hold active longer than this is asked about at its owner. */
   HOLD_AUDIT_AFTER_MS: env.int(300_000, { min: 1_000 }),
   HOLD_AUDIT_INTERVAL_MS: env.int(60_000, { min: 100 }),
@@ -57,6 +61,20 @@ export const BillingConfig = CommonConfig.extend({
   CABINET_SIGN_IN_FREE_FAILURES_PER_ADDRESS: env.int(20, { min: 0 }),
   CABINET_SIGN_IN_MAX_DELAY_S: env.int(300, { min: 1 }),
   CABINET_SIGN_IN_WINDOW_S: env.int(900, { min: 1 }),
+  /**
+   * Webhook URLs may reach private, loopback, link-local and other non-public addresses (local
+   * development and tests only): otherwise such an address is refused at registration and at every
+   * connection, after DNS (docs/api.md, "Webhooks").
+   */
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: env.bool(false),
+  /** One delivery attempt's limit, connection to the end of the (small) answer. */
+  WEBHOOK_TIMEOUT_MS: env.int(5_000, { min: 100, max: 30_000 }),
+  /** The first retry's wait, doubling each attempt up to the longest wait, for the retry window; then the delivery fails. */
+  WEBHOOK_RETRY_BASE_MS: env.int(5_000, { min: 10 }),
+  WEBHOOK_RETRY_MAX_DELAY_MS: env.int(3_600_000, { min: 10 }),
+  WEBHOOK_RETRY_WINDOW_HOURS: env.int(24, { min: 1, max: 24 * 7 }),
+  /** How often the webhook worker looks for deliveries that are due. */
+  WEBHOOK_POLL_INTERVAL_MS: env.int(1_000, { min: 10 }),
 });
 export type BillingConfig = z.infer<typeof BillingConfig>;
 

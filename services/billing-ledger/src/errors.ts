@@ -6,9 +6,12 @@ export const BillingErrors = {
     new AppError("insufficient_balance", "the organization's available balance does not cover this request", retryAfter(retryAfterS)),
   dailyBudgetExceeded: (retryAfterS?: number) =>
     new AppError("daily_budget_exceeded", "this API key's daily budget does not cover this request", retryAfter(retryAfterS)),
-  invalidKey: () => new AppError("invalid_api_key", "the API key is invalid or revoked"),
+  invalidKey: () => new AppError("invalid_api_key", "the API key is invalid, revoked or expired"),
   holdNotFound: (id: string) => new AppError("not_found", `hold ${id} does not exist`),
   holdConflict: (id: string, status: string) => new AppError("hold_already_resolved", `hold ${id} is already ${status}`, { details: { status } }),
+  /** Only the service that placed a hold settles, releases or closes it, and each places in its own name only. */
+  foreignHold: (id: string) =>
+    new AppError("foreign_hold", `hold ${id} is not this service's: a service places, settles, releases and closes only its own holds; nothing changed`),
   holdIdReused: (id: string) => new AppError("conflict", `hold ${id} already exists with other parameters`),
   /** A close with another used amount, one below what was recorded or above the allowance, or a release of one waiting for its requests. */
   allowanceConflict: (id: string) =>
@@ -27,7 +30,20 @@ export const BillingErrors = {
   userNotFound: (id: string) => new AppError("not_found", `user ${id} does not exist`),
   organizationNotFound: (id: string) => new AppError("not_found", `organization ${id} does not exist`),
   keyNotFound: (id: string) => new AppError("not_found", `API key ${id} does not exist`),
+  keyNotActive: (id: string) => new AppError("conflict", `API key ${id} is revoked or expired: it cannot be changed; create a new key`),
+  expiryNotInFuture: () => new AppError("invalid_request", "expires_at: must be a time in the future (or null: never expires)"),
+  /** The change is saved; only the call-back of money set aside ahead failed, and the same change again retries it. */
+  allowancesNotRecalled: (id: string, cause: unknown) =>
+    new AppError(
+      "service_unavailable",
+      `the change to API key ${id} is saved, but money set aside ahead for its requests could not be called back yet: send the same change again`,
+      { cause, headers: { "retry-after": "1" } },
+    ),
   modelNotFound: (id: string) => new AppError("model_not_found", `model ${id} does not exist`),
+  /** The request log's `cursor` is only ever a `next_cursor` it gave out. */
+  badRequestLogCursor: () =>
+    new AppError("invalid_request", "cursor: not a cursor this API issued (pass the previous page's next_cursor as it is)", { details: { param: "cursor" } }),
+  badRequestLogRange: () => new AppError("invalid_request", "from must be before to", { details: { param: "from" } }),
   notAMember: () => new AppError("invalid_request", "the user is not a member of the organization"),
   creditReferenceReused: (reference: string) =>
     new AppError("idempotency_key_mismatch", `credit reference "${reference}" was already used with another amount`),
@@ -56,4 +72,16 @@ export const CabinetErrors = {
   noOrganization: () => new AppError("not_found", "you are not a member of any organization yet"),
   notYourOrganization: (id: string) => new AppError("not_found", `organization ${id} does not exist or you are not a member of it`),
   notYourKey: (id: string) => new AppError("not_found", `API key ${id} does not exist`),
+};
+
+/** Webhook endpoints' refusals (docs/api.md, "Webhooks"). */
+export const WebhookErrors = {
+  invalidUrl: (problem: string) => new AppError("invalid_webhook_url", `url: ${problem}`),
+  addressNotAllowed: (host: string, address: string) =>
+    new AppError(
+      "webhook_address_not_allowed",
+      `url: ${host} is or resolves to ${address}, a private, loopback, link-local or otherwise non-public address; webhooks go to public addresses only`,
+    ),
+  tooMany: (max: number) => new AppError("conflict", `an organization has at most ${max} webhook endpoints; delete one first`),
+  notFound: (id: string) => new AppError("not_found", `webhook endpoint ${id} does not exist`),
 };

@@ -197,6 +197,41 @@ describe("catalog", () => {
     }
   });
 
+  it("keeps several providers per model for the operator, and shows key holders none of them", async () => {
+    const providers = [
+      { kind: "anthropic", base_url: "http://127.0.0.1:9/", upstream_model: "claude-a", api_key_env: "ANTHROPIC_API_KEY", priority: 0, weight: 3 },
+      { kind: "openai-chat", base_url: "http://127.0.0.1:10/v1", upstream_model: "gpt-b", priority: 0, rpm: 600 },
+      { kind: "local", priority: 1 },
+    ];
+    await h.call("PUT", "/admin/v1/models/meter-routed", { kind: "admin" }, { ...model, provider: undefined, providers }).expect(201);
+    const admin = (await h.call("GET", "/admin/v1/models/meter-routed").expect(200)).body;
+    expect(admin.providers).toEqual(providers);
+    // The first provider, for the services that read one.
+    expect(admin.provider).toEqual({ kind: "anthropic", base_url: "http://127.0.0.1:9/", upstream_model: "claude-a", api_key_env: "ANTHROPIC_API_KEY" });
+    // A model given one `provider` lists it as its only one.
+    await h.call("PUT", "/admin/v1/models/meter-single", { kind: "admin" }, model).expect(201);
+    expect((await h.call("GET", "/admin/v1/models/meter-single").expect(200)).body.providers).toEqual([model.provider]);
+
+    const a = await seedAccount(h);
+    const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: [] };
+    const one = await h.call("GET", "/v1/models/meter-routed", identity).expect(200);
+    expect(JSON.stringify(one.body)).not.toMatch(/provider|claude-a|127\.0\.0\.1/);
+    const all = await h.call("GET", "/v1/models", identity).expect(200);
+    expect(JSON.stringify(all.body)).not.toMatch(/provider|claude-a|127\.0\.0\.1/);
+
+    const refused = [
+      { ...model, providers },
+      { ...model, provider: undefined, providers: [providers[0], providers[0]] },
+      { ...model, provider: undefined, providers: [providers[1], { kind: "anthropic", base_url: "http://127.0.0.1:9/", api_key_env: "INTERNAL_API_KEY" }] },
+      { ...model, provider: undefined, providers: [{ kind: "openai-chat" }] },
+      { ...model, provider: undefined, providers: [{ ...providers[1], weight: 0 }] },
+    ];
+    for (const body of refused) {
+      expect((await h.call("PUT", "/admin/v1/models/meter-routed", { kind: "admin" }, body).expect(400)).body.error.code).toBe("invalid_request");
+    }
+    expect((await h.call("GET", "/admin/v1/models/meter-routed").expect(200)).body.providers).toEqual(providers);
+  });
+
   it("sells image editing at a fixed per-request price only", async () => {
     const res = await h
       .call("PUT", "/admin/v1/models/meter-bad", { kind: "admin" }, { ...model, operations: { image_edit: { unit: "image", price_per_unit_microrub: 1 } } })

@@ -4,6 +4,7 @@ import { createLogger, Metrics } from "@meter/service-kit";
 import { BooksCheckService } from "../src/accounts/books-check.service";
 import { BooksRepository } from "../src/accounts/books.repository";
 import { LedgerLinesRepository } from "../src/accounts/ledger-lines.repository";
+import { SpendRepository } from "../src/accounts/spend.repository";
 import { HoldExpiryService } from "../src/holds/hold-expiry.service";
 import type { HoldOutcome } from "../src/holds/hold-ops.repository";
 import { holdCalls, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
@@ -192,13 +193,17 @@ describe("requests on an allowance", () => {
     const linesNow = async () =>
       (await new LedgerLinesRepository(h.db).page({ organizationId: a.organizationId, limit: 50 }))
         .filter((l) => l.hold_id !== null)
-        .map((l) => [l.hold_id, l.status, l.amount_microrub, l.reserved_microrub, l.reference]);
+        .map((l) => [l.hold_id, l.kind, l.status, l.amount_microrub, l.reserved_microrub, l.reference]);
     expect(await linesNow()).toEqual([
-      [released.requestId, "released", 0, 4_000, "upstream failed"],
-      [settled.requestId, "charged", -3_000, 5_000, null],
-      [allowance, "reserved", -91_000, 91_000, "allowance"],
+      [released.requestId, "request", "released", 0, 4_000, "upstream failed"],
+      [settled.requestId, "request", "charged", -3_000, 5_000, null],
+      [allowance, "allowance", "reserved", -91_000, 91_000, "allowance"],
     ]);
+    // The overview shows it apart from requests in progress: set aside for the key's next requests.
+    const spend = new SpendRepository(h.db, "UTC");
+    expect(await spend.setAside(a.organizationId)).toBe(91_000);
     await commands.close(allowance, 9_000);
+    expect(await spend.setAside(a.organizationId)).toBe(0);
     expect((await linesNow()).map((l) => l[0])).toEqual([released.requestId, settled.requestId]);
   });
 
@@ -379,6 +384,42 @@ describe("an allowance nobody closes", () => {
     // A request's command after that finds it closed; its holder's close changes nothing.
     expect((await commands.settle(allowance, a.keyId, 1_000, 1_000)).outcome).toBe("conflict");
     expect(await commands.close(allowance, 5_000)).toBe("already");
+    await h.assertBooksBalance();
+  });
+});
+
+describe("requests on an allowance over hold-ops (the holder's broker down)", () => {
+  it("its holder settles, releases and closes them over HTTP, once whichever way they come; another service moves nothing", async () => {
+    const a = await seedAccount(h, { credit: 1_000_000 });
+    const allowance = randomUUID();
+    await op(grantOp(a.keyId, 100_000, 10_000, allowance));
+    const settled = randomUUID();
+    const released = randomUUID();
+    const settle = { op: "settle", hold_id: settled, amount_microrub: 3_000, allowance: spendOf(allowance, a.keyId, 5_000, settled) } as const;
+    const release = { op: "release", hold_id: released, reason: "upstream failed", allowance: spendOf(allowance, a.keyId, 4_000, released) } as const;
+
+    // Signed as media-jobs, a command naming text's allowance is refused and records nothing.
+    const mediaJobs = { kind: "service", service: "media-jobs" } as const;
+    const foreign = await h.call("POST", BillingEndpoints.holdOps.path, mediaJobs, { ops: [settle] }).expect(200);
+    expect((foreign.body as HoldOpsResponse).results[0]).toMatchObject({ ok: false });
+    expect(await hold(settled)).toBeUndefined();
+
+    expect(await op(settle)).toMatchObject({ ok: true, hold: { status: "settled", settled_microrub: 3_000, allowance_id: allowance, source: "text" } });
+    expect(await op(release)).toMatchObject({ ok: true, hold: { status: "released", allowance_id: allowance } });
+    // The same commands again, over HTTP or later over the bus: nothing moves twice.
+    expect(await op(settle)).toMatchObject({ ok: true, hold: { status: "settled" } });
+    expect((await commands.settle(allowance, a.keyId, 5_000, 3_000, settled)).outcome).toBe("already");
+    expect((await commands.release(allowance, a.keyId, 4_000, released)).outcome).toBe("already");
+    expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 997_000, reserved_microrub: 91_000 });
+
+    // The close over HTTP returns the rest at once: billing has recorded what it was closed with.
+    expect(await op({ op: "release", hold_id: allowance, reason: "allowance closed", used_microrub: 9_000 })).toMatchObject({
+      ok: true,
+      hold: { status: "released" },
+    });
+    expect(await commands.close(allowance, 9_000)).toBe("already");
+    expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 997_000, reserved_microrub: 0 });
+    expect(await usage(a.keyId)).toMatchObject({ spent_microrub: 3_000, reserved_microrub: 0 });
     await h.assertBooksBalance();
   });
 });

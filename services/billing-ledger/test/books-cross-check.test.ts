@@ -3,7 +3,7 @@ import type { FinalHold, FinalHoldsResponse } from "@meter/contracts";
 import { createLogger, Metrics } from "@meter/service-kit";
 import { BooksCrossCheckService } from "../src/holds/books-cross-check.service";
 import type { HoldOwners } from "../src/holds/hold-owners.adapter";
-import { placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { counterValue, placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
 beforeAll(async () => {
@@ -15,9 +15,13 @@ afterAll(async () => {
 });
 
 /** The text service's final records as the test decides them, a page of two at a time. */
-function textOwner(records: FinalHold[], restoredAt: string | null = null): HoldOwners {
+function textOwner(records: FinalHold[], restoredAt: string | null = null, told: string[][] = []): HoldOwners {
   return {
     sources: () => ["text"],
+    unknownAllowances(_source, ids) {
+      told.push(ids);
+      return Promise.resolve(ids);
+    },
     audit: () => Promise.reject(new Error("not asked here")),
     finalHolds(_source, { after }): Promise<FinalHoldsResponse> {
       const from = after ? records.findIndex((r) => r.owner_ref === after.owner_ref) + 1 : 0;
@@ -29,8 +33,7 @@ function textOwner(records: FinalHold[], restoredAt: string | null = null): Hold
   };
 }
 
-function crossCheck(owners: HoldOwners, graceMs = 0): BooksCrossCheckService {
-  const metrics = new Metrics("billing-ledger");
+function crossCheck(owners: HoldOwners, graceMs = 0, metrics = new Metrics("billing-ledger")): BooksCrossCheckService {
   return new BooksCrossCheckService(
     h.services.holdReads,
     h.services.holds,
@@ -206,4 +209,131 @@ it("repairs a request on an allowance whose command was lost as that command: ch
     { op: "settle", hold_id: settled.hold_id, amount_microrub: 4_000, source: "text", allowance: spendOf(settled) },
   ]);
   expect(late).toMatchObject({ outcome: "already" });
+});
+
+it("recovers requests on an allowance billing lost (restored from before its grant) as holds of their own, at once, and tells the holder to close it", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+  // Never granted in billing's restored database; the other returned by its holder before billing heard of it (a tombstone).
+  const [lost, tombstone] = [randomUUID(), randomUUID()];
+  await h.services.holds.apply([{ op: "release", hold_id: tombstone, reason: "allowance closed", used_microrub: 5_000, source: "text" }]);
+  const on = (allowanceId: string, over: Partial<FinalHold> & Pick<FinalHold, "status">): FinalHold => {
+    const r = finalOf(a, { ...over, final_at: new Date().toISOString() });
+    return { ...r, allowance: { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text", model: "m", owner_ref: r.owner_ref } };
+  };
+  const records = [on(lost, { status: "settled" }), on(lost, { status: "released" }), on(tombstone, { status: "settled" })];
+  const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
+  const told: string[][] = [];
+
+  // Made final a moment ago, yet no command can ever apply to an allowance billing does not have: repaired now.
+  const pass = await crossCheck(textOwner(records, null, told), 60_000).run();
+  expect(pass.differences.filter(ours).map((d) => [d.hold_id, d.kind, d.repaired])).toEqual([
+    [records[0]!.hold_id, "missing_at_billing", true],
+    [records[2]!.hold_id, "missing_at_billing", true],
+  ]);
+  expect(await h.services.holdReads.find(records[0]!.hold_id)).toMatchObject({ status: "settled", settled_microrub: 4_000, allowance_id: null });
+  expect(await h.services.holdReads.find(records[1]!.hold_id)).toBeUndefined();
+  expect(told).toEqual([[lost, tombstone]]);
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 992_000, reserved_microrub: 0 }));
+
+  // Once: a second pass finds nothing, and the requests' own commands, arriving late, charge nothing more.
+  expect((await crossCheck(textOwner(records, null, told)).run()).differences.filter(ours)).toEqual([]);
+  const late = await h.services.holds.apply(
+    [records[0]!, records[2]!].map((r) => ({
+      op: "settle" as const,
+      hold_id: r.hold_id,
+      amount_microrub: 4_000,
+      source: "text" as const,
+      allowance: r.allowance!,
+    })),
+  );
+  for (const r of late) expect(r).toMatchObject({ outcome: "conflict" });
+  expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 992_000, reserved_microrub: 0 }));
+});
+
+describe("an owner's listing speaks only for its own holds", () => {
+  /** Rows a compromised text writes into its own database, listed to billing as its final records. */
+  async function forged() {
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    const b = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    // A media-jobs job's hold, still active at billing.
+    const job = randomUUID();
+    await h.services.holds.apply([
+      { op: "place", hold_id: job, key_id: a.keyId, amount_microrub: 50_000, operation: "image_edit", model: "m", source: "media-jobs", owner_ref: job },
+    ]);
+    // A media-jobs allowance.
+    const mediaAllowance = randomUUID();
+    await h.services.holds.apply([
+      {
+        op: "grant",
+        hold_id: mediaAllowance,
+        key_id: a.keyId,
+        amount_microrub: 50_000,
+        min_microrub: 1_000,
+        operation: "ocr",
+        source: "media-jobs",
+        owner_ref: "al",
+      },
+    ]);
+    const onAllowance = finalOf(a, { status: "settled" });
+    const rows = {
+      // Settles another service's hold.
+      foreignHold: { ...finalOf(a, { status: "settled" }), hold_id: job, owner_ref: randomUUID(), amount_microrub: 50_000, settled_microrub: 50_000 },
+      // Charges organization b through a's key.
+      otherOrganization: { ...finalOf(a, { status: "settled" }), organization_id: b.organizationId, amount_microrub: 600_000, settled_microrub: 600_000 },
+      // Charges more than the estimate it was placed with.
+      overEstimate: finalOf(a, { status: "settled", amount_microrub: 1_000, settled_microrub: 900_000 }),
+      // An operation text places no holds for.
+      notServed: finalOf(a, { status: "settled", operation: "image_edit" }),
+      // A request on media-jobs' allowance.
+      foreignAllowance: {
+        ...onAllowance,
+        allowance: {
+          allowance_id: mediaAllowance,
+          key_id: a.keyId,
+          reserved_microrub: 5_000,
+          operation: "text" as const,
+          model: "m",
+          owner_ref: onAllowance.owner_ref,
+        },
+      },
+    };
+    return { a, b, job, mediaAllowance, rows };
+  }
+
+  it.each([false, true])("reports them for a person and moves nothing (repair %s)", async (repair) => {
+    const { a, b, job, mediaAllowance, rows } = await forged();
+    const records = Object.values(rows);
+    const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
+    const metrics = new Metrics("billing-ledger");
+    const check = crossCheck(textOwner(records), 0, metrics);
+
+    const report = await check.run({ repair });
+    const found = Object.fromEntries(report.differences.filter(ours).map((d) => [d.hold_id, d]));
+    expect(found).toEqual({
+      [job]: expect.objectContaining({ kind: "rejected_owner_claim", rejected: "foreign_hold", repaired: false }),
+      [rows.otherOrganization.hold_id]: expect.objectContaining({ kind: "rejected_owner_claim", rejected: "key_not_of_organization", repaired: false }),
+      [rows.overEstimate.hold_id]: expect.objectContaining({ kind: "rejected_owner_claim", rejected: "settled_over_estimate", repaired: false }),
+      [rows.notServed.hold_id]: expect.objectContaining({ kind: "rejected_owner_claim", rejected: "operation_not_served", repaired: false }),
+      [rows.foreignAllowance.hold_id]: expect.objectContaining({ kind: "rejected_owner_claim", rejected: "foreign_hold", repaired: false }),
+    });
+    // Counted for the operator's dashboards.
+    expect(await counterValue(metrics, "billing_books_cross_check_differences_total", { source: "text", kind: "rejected_owner_claim" })).toBe(5);
+
+    // Nothing moved: media-jobs' hold and allowance as they were, neither organization charged.
+    expect(await h.services.holdReads.find(job)).toMatchObject({ status: "active", settled_microrub: null });
+    expect(await h.services.holdReads.find(mediaAllowance)).toMatchObject({ status: "active", consumed_microrub: 0 });
+    for (const r of [rows.otherOrganization, rows.overEstimate, rows.notServed, rows.foreignAllowance]) {
+      expect(await h.services.holdReads.find(r.hold_id)).toBeUndefined();
+    }
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 1_000_000, reserved_microrub: 100_000 }));
+    expect(await balance(b.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 1_000_000, reserved_microrub: 0 }));
+
+    // Every pass reports them again; none moves anything.
+    expect((await check.run()).differences.filter(ours)).toHaveLength(5);
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 1_000_000, reserved_microrub: 100_000 }));
+    await h.services.holds.apply([
+      { op: "release", hold_id: job, reason: "test", source: "media-jobs" },
+      { op: "release", hold_id: mediaAllowance, reason: "test", source: "media-jobs" },
+    ]);
+  });
 });

@@ -49,7 +49,7 @@ describe.each([
     now = new Date(beforeMidnight);
     const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 40_000 });
     const allowanceId = randomUUID();
-    const [granted] = await h.services.holds.answer([
+    const [granted] = await h.services.holds.answerAs("text", [
       { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 10_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al" },
     ]);
     expect(granted).toMatchObject({

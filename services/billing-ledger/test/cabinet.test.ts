@@ -242,6 +242,18 @@ describe("the member's pages", () => {
     await h.call("GET", "/cabinet/v1/balance", await identityOf(grant)).expect(200);
   });
 
+  it("lists the models and their tariffs as a key reads them, to a member of an organization only", async () => {
+    const m = await member();
+    const keyIdentity: Identity = { kind: "key", key_id: m.keyId, user_id: m.userId, organization_id: m.organizationId, scopes: ["text"] };
+    const asKey = (await h.call("GET", "/v1/models", keyIdentity).expect(200)).body;
+    expect((await h.call("GET", "/cabinet/v1/models", m.identity).expect(200)).body).toEqual(asKey);
+
+    const operator = await identityOf((await h.call("POST", CabinetEndpoints.operatorSession.path, GATEWAY, ctx()).expect(201)).body as SessionGrant);
+    expect((await h.call("GET", "/cabinet/v1/models", operator).expect(403)).body.error.code).toBe("insufficient_scope");
+    const lonely = await identityOf(await accept((await invite(`no-org-${randomUUID()}@example.test`)).token));
+    await h.call("GET", "/cabinet/v1/models", lonely).expect(404);
+  });
+
   it("creates, lists and revokes the member's own keys, with today's use of each budget", async () => {
     const m = await member();
     const created = await h.call("POST", "/cabinet/v1/keys", m.identity, { name: "laptop", scopes: ["text"], daily_budget_microrub: 5_000_000 }).expect(201);
@@ -292,10 +304,16 @@ describe("the member's pages", () => {
     const csv = await h.call("GET", "/cabinet/v1/ledger.csv", m.identity).expect(200);
     expect(csv.headers["content-type"]).toBe("text/csv; charset=utf-8");
     const lines = csv.text.trim().split("\r\n");
-    expect(lines[0]).toMatch(/^id,created_at,kind,amount_microrub,amount_rub,/);
-    // credit, 3 holds, 2 settles, newest first
-    expect(lines.slice(1).map((l) => l.split(",")[2])).toEqual(["settle", "settle", "hold", "hold", "hold", "credit"]);
+    expect(lines[0]).toMatch(/^id,created_at,resolved_at,kind,status,description,/);
+    // As the page shows them: one line per request and the credit, newest first.
+    expect(lines.slice(1).map((l) => l.split(",")[4])).toEqual(["reserved", "charged", "charged", "credited"]);
     expect(lines.at(-1)).toContain(",50000000,50.000000,");
+    // The status filter applies to the CSV as to the page.
+    const charged = (await h.call("GET", "/cabinet/v1/ledger.csv?status=charged", m.identity).expect(200)).text.trim().split("\r\n").slice(1);
+    const page = await h.call("GET", "/cabinet/v1/ledger/lines?status=charged", m.identity).expect(200);
+    expect(charged.map((l) => Number(l.split(",")[0]))).toEqual(page.body.data.map((l: { id: number }) => l.id));
+    expect(charged.map((l) => Number(l.split(",")[10]))).toEqual([-2_500_000, -1_500_000]);
+    await h.call("GET", "/cabinet/v1/ledger.csv?kind=settle", m.identity).expect(400);
     await calls.release(String(c.body.hold_id));
   });
 
@@ -343,6 +361,50 @@ describe("the operator's lists", () => {
     });
     const users = await h.call("GET", "/admin/v1/users?limit=500").expect(200);
     expect(users.body.data.find((u: { id: string }) => u.id === m.userId)).toMatchObject({ has_password: true, organizations: [{ id: m.organizationId }] });
+  });
+
+  it("finds organizations by name or id, a page at a time, newest first", async () => {
+    const tag = `Search ${Date.now().toString(36)}`;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await h.call("POST", "/admin/v1/organizations", ADMIN, { name: `${tag} ${i}_x` }).expect(201)).body.id);
+    const first = await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent(tag.toLowerCase())}&limit=2`).expect(200);
+    expect(first.body).toMatchObject({ has_more: true, next_cursor: made[3] });
+    expect(first.body.data.map((o: { id: string }) => o.id)).toEqual([made[4], made[3]]);
+    const pages = [first.body.data];
+    for (let cursor = first.body.next_cursor; cursor;) {
+      const next = await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent(tag)}&limit=2&cursor=${cursor}`).expect(200);
+      pages.push(next.body.data);
+      cursor = next.body.next_cursor;
+    }
+    expect(pages.flat().map((o: { id: string }) => o.id)).toEqual([...made].reverse());
+    // `_` and `%` are letters here, not wildcards; an id finds its organization.
+    expect((await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent("2_x")}`).expect(200)).body.data.map((o: { id: string }) => o.id)).toEqual([
+      made[2],
+    ]);
+    expect((await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent("%")}`).expect(200)).body.data).toEqual([]);
+    expect((await h.call("GET", `/admin/v1/organizations?q=${made[1]}`).expect(200)).body.data.map((o: { id: string }) => o.id)).toEqual([made[1]]);
+  });
+
+  it("shows one organization's lines and spend per day, key and month over a chosen window", async () => {
+    const m = await member(9_000_000);
+    const calls = holdCalls(h);
+    const a = await calls.place(m.keyId, 2_000_000);
+    await calls.settle(String(a.body.hold_id), 1_250_000);
+    const lines = await h.call("GET", `/admin/v1/organizations/${m.organizationId}/ledger/lines?status=charged`).expect(200);
+    expect(lines.body.data.map((l: { kind: string; amount_microrub: number }) => [l.kind, l.amount_microrub])).toEqual([["request", -1_250_000]]);
+    // The budget day is the test clock's.
+    const today = new Date(now).toISOString().slice(0, 10);
+    const spend = await h.call("GET", `/admin/v1/organizations/${m.organizationId}/spend?from=${today}&to=${today}`).expect(200);
+    expect(spend.body.days).toEqual([today]);
+    expect(spend.body.by_key).toEqual([{ key_id: m.keyId, key_name: null, amount_microrub: 1_250_000, requests: 1 }]);
+    expect(spend.body.months).toHaveLength(12);
+    expect(spend.body.months.at(-1)).toEqual({ month: today.slice(0, 7), amount_microrub: 1_250_000, requests: 1 });
+    const earlier = await h.call("GET", `/admin/v1/organizations/${m.organizationId}/spend?from=2026-01-01&to=2026-01-31`).expect(200);
+    expect(earlier.body).toMatchObject({ data: [], by_key: [] });
+    expect(earlier.body.days).toHaveLength(31);
+    await h.call("GET", `/admin/v1/organizations/${m.organizationId}/spend?from=2026-02-01&to=2026-01-01`).expect(400);
+    await h.call("GET", `/admin/v1/organizations/${m.organizationId}/spend?from=2024-01-01&to=2026-01-01`).expect(400);
+    await h.call("GET", `/admin/v1/organizations/00000000-0000-4000-8000-000000000000/spend`).expect(404);
   });
 
   it("shows a model's recent charges and the holds still placed at its price", async () => {

@@ -232,3 +232,41 @@ it("an allowance its holder closed but billing still has active (billing restore
     body: { balance_microrub: 993_000, reserved_microrub: 0 },
   });
 });
+
+it("an allowance its holder lost in a restore gives back what it still reserves; the charges recorded on it stand", async () => {
+  const a = await seedAccount(h, { credit: 1_000_000 });
+  const grant = async () => {
+    const id = randomUUID();
+    await h.services.holds.apply([
+      { op: "grant", hold_id: id, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: id },
+    ]);
+    const request = randomUUID();
+    const spend = { allowance_id: id, key_id: a.keyId, reserved_microrub: 10_000, operation: "text" as const, model: "m", owner_ref: request };
+    await h.services.holds.apply([{ op: "settle", hold_id: request, amount_microrub: 6_000, source: "text", allowance: spend }]);
+    return id;
+  };
+  // Granted after the holder's backup: no record of it is left. Open at the backup: it closed it with what it knew then.
+  const [forgotten, older] = [await grant(), await grant()];
+  await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id IN (${forgotten}::uuid, ${older}::uuid)`;
+  const owner = await startOwner(({ hold_id }) => {
+    if (hold_id === forgotten) return { hold_id, status: "unknown" };
+    if (hold_id === older) return { hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: 0 };
+    return undefined;
+  });
+  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
+  const metrics = new Metrics("billing-ledger");
+  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
+    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
+    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
+  });
+  try {
+    await audit.run();
+  } finally {
+    await owners.close();
+    await owner.close();
+  }
+  for (const id of [forgotten, older]) expect(await h.services.holdReads.find(id)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
+  expect(await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200)).toMatchObject({
+    body: { balance_microrub: 988_000, reserved_microrub: 0 },
+  });
+});

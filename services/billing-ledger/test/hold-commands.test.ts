@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, MessageHeaders, REFUSED_METRIC, signMessage, type Bus, type Consumer } from "@meter/messaging";
 import { createLogger, Metrics } from "@meter/service-kit";
-import { createTestVhost, drainQueue, publishByHand, testKeys, type TestVhost } from "@meter/testing";
+import { createTestVhost, drainQueue, publishByHand, readyMessages, testKeys, type TestVhost } from "@meter/testing";
 import type { Counter } from "prom-client";
 import { createBillingServices } from "../src/composition";
 import { startHoldCommandConsumer } from "../src/holds/hold-commands.consumer";
@@ -21,10 +21,11 @@ beforeAll(async () => {
   vhost = await createTestVhost();
   // Signs as text, a producer of hold commands; refusals count on billing's own registry.
   bus = await connectBus({ url: vhost.url, name: "hold-commands-test", keys: testKeys("text"), registry: h.metrics.registry });
-  // Publishers declare the command queue (as the text service does), so commands wait for billing.
-  await bus.declareQueue(CommandQueues.billingHoldCommands);
   // The composition registered it for its own consumer; this test's consumers count into the same one.
   outcomes = h.metrics.registry.getSingleMetric("billing_hold_commands_total") as Counter<"outcome">;
+  // Billing has run before (its consumer declares its queue), so commands sent while it is down wait there.
+  bus.requireQueue(CommandQueues.billingHoldCommands);
+  await (await start()).stop();
 });
 afterAll(async () => {
   await h.assertBooksBalance();
@@ -263,7 +264,7 @@ it("a valid settlement replayed by hand, bytes and headers as they were, charges
 it("requests on an allowance and its close arrive over the bus in any order: each request charged once, the rest released once", async () => {
   const a = await seedAccount(h, { credit: 1_000_000 });
   const allowanceId = randomUUID();
-  const granted = await h.services.holds.answer([
+  const granted = await h.services.holds.answerAs("text", [
     { op: "grant", hold_id: allowanceId, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: "al-1" },
   ]);
   expect(granted[0]).toMatchObject({ kind: "allowance", status: "active", amount_microrub: 100_000 });
@@ -306,13 +307,17 @@ it("requests on an allowance and its close arrive over the bus in any order: eac
   await drainQueue(vhost.url, "billing-ledger.hold-commands.dlq");
 });
 
-/** Messages waiting in the vhost's queues, by queue (empty queues left out). */
+/**
+ * Messages waiting in the vhost's durable queues, by queue (empty queues left out): rabbitmqctl names
+ * them, the queues themselves count (readyMessages: rabbitmqctl's counts of a quorum queue lag an ack).
+ */
 async function messagesIn(v: TestVhost): Promise<Record<string, number>> {
-  const { stdout } = await promisify(execFile)(process.env.RABBITMQCTL ?? "rabbitmqctl", ["--quiet", "list_queues", "-p", v.name, "name", "messages"]);
-  const out: Record<string, number> = {};
-  for (const line of stdout.split("\n")) {
-    const [name, count] = line.trim().split(/\s+/);
-    if (name && count && /^\d+$/.test(count) && Number(count) > 0) out[name] = Number(count);
-  }
-  return out;
+  const { stdout } = await promisify(execFile)(process.env.RABBITMQCTL ?? "rabbitmqctl", ["--quiet", "list_queues", "-p", v.name, "name", "durable"]);
+  const names = stdout
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter(([name, durable]) => name && durable === "true")
+    .map(([name]) => name!);
+  const counts = await readyMessages(v.url, names);
+  return Object.fromEntries(Object.entries(counts).filter(([, n]) => n > 0));
 }

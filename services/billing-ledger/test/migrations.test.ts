@@ -1,16 +1,78 @@
 import { randomUUID } from "node:crypto";
-import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
-import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
-import { testDatabaseNamePrefix } from "@meter/testing";
+import { deployMigrations, dropDatabase, ensureDatabase, localSqlFiles, serviceDatabaseUrl, SQL_FILES_TABLE, withDatabaseName } from "@meter/db-tools";
+import { createTestDatabase, testDatabaseNamePrefix, type TestDatabase } from "@meter/testing";
 import { createDatabase } from "../src/db";
 import { BooksCheckService, formatBooksReport } from "../src/accounts/books-check.service";
 import { BooksRepository } from "../src/accounts/books.repository";
 import { SERVICE_DIR } from "./support/billing-harness";
 
 const MIGRATIONS = path.join(SERVICE_DIR, "prisma", "migrations");
+
+async function sqlFileNames(): Promise<string[]> {
+  return (await readdir(path.join(SERVICE_DIR, "prisma", "sql"))).filter((name) => name.endsWith(".sql")).sort();
+}
+
+async function functionSource(client: Client, name: string): Promise<string | undefined> {
+  const { rows } = await client.query<{ src: string }>("SELECT prosrc AS src FROM pg_proc WHERE proname = $1 AND pronamespace = 'public'::regnamespace", [
+    name,
+  ]);
+  expect(rows.length).toBeLessThanOrEqual(1);
+  return rows[0]?.src;
+}
+
+/**
+ * Every function of the public schema is defined by one file of serviceDir's prisma/sql, with the body
+ * that file has, and every file's text is recorded as the last one applied: no overload or text of an
+ * older migration is left.
+ */
+async function expectFunctionsAreTheFiles(url: string, serviceDir: string): Promise<void> {
+  const files = await localSqlFiles(serviceDir);
+  const defined = files.flatMap((file) =>
+    [...file.text.matchAll(/CREATE OR REPLACE FUNCTION (\w+)\([\s\S]*?\$\$([\s\S]*?)\$\$/g)].map((m) => ({ file: file.name, name: m[1]!, body: m[2]! })),
+  );
+  expect(defined.length).toBeGreaterThanOrEqual(files.length);
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const inDatabase = await client.query<{ name: string; body: string }>(
+      "SELECT proname AS name, prosrc AS body FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY proname",
+    );
+    expect(inDatabase.rows).toEqual(defined.map(({ name, body }) => ({ name, body })).sort((a, b) => a.name.localeCompare(b.name)));
+    const recorded = await client.query<{ name: string; sha256: string }>(
+      `SELECT DISTINCT ON (name) name, sha256 FROM ${SQL_FILES_TABLE} ORDER BY name, applied_at DESC`,
+    );
+    expect(recorded.rows).toEqual(files.map(({ name, sha256 }) => ({ name, sha256 })));
+  } finally {
+    await client.end();
+  }
+}
+
+/** An organization with a balance and an active key, written as the admin API would. */
+async function fundedKey(client: Client, balance: number): Promise<{ id: string; key: string }> {
+  const [user, id, key] = [randomUUID(), randomUUID(), randomUUID()];
+  await client.query("INSERT INTO users (id, email) VALUES ($1, $2)", [user, `${user}@example.test`]);
+  await client.query("INSERT INTO organizations (id, name) VALUES ($1, 'upgrade')", [id]);
+  await client.query(
+    "INSERT INTO api_keys (id, user_id, organization_id, prefix, key_hash, scopes, daily_budget) VALUES ($1, $2, $3, 'p', 'h', '{}', 1000000)",
+    [key, user, id],
+  );
+  const credit = await client.query<{ id: string }>(
+    "INSERT INTO ledger_entries (organization_id, kind, amount, balance_after, reserved_after, reference) VALUES ($1, 'credit', $2, $2, 0, 'c') RETURNING id",
+    [id, balance],
+  );
+  await client.query("INSERT INTO credits (id, organization_id, reference, amount, ledger_entry_id) VALUES ($1, $2, 'c', $3, $4)", [
+    randomUUID(),
+    id,
+    balance,
+    credit.rows[0]!.id,
+  ]);
+  await client.query("UPDATE organizations SET balance = $2 WHERE id = $1", [id, balance]);
+  return { id, key };
+}
 
 async function migrationNames(): Promise<string[]> {
   return (await readdir(MIGRATIONS, { withFileTypes: true }))
@@ -19,17 +81,82 @@ async function migrationNames(): Promise<string[]> {
     .sort();
 }
 
-it("the newest migration that defines apply_hold_ops contains exactly prisma/sql/apply_hold_ops.sql", async () => {
-  const source = await readFile(path.join(SERVICE_DIR, "prisma", "sql", "apply_hold_ops.sql"), "utf8");
-  const defining: { name: string; sql: string }[] = [];
-  for (const name of await migrationNames()) {
+/** The newest migration of main at 58b2b91, the last one allowed to define a function (issue 32). */
+const LAST_DEFINING_FUNCTIONS = "20261126165425_allowances";
+
+it("no migration after the functions moved to prisma/sql defines a function: migrations carry schema changes only", async () => {
+  const later = (await migrationNames()).filter((name) => name > LAST_DEFINING_FUNCTIONS);
+  for (const name of later) {
     const sql = await readFile(path.join(MIGRATIONS, name, "migration.sql"), "utf8");
-    if (/CREATE (OR REPLACE )?FUNCTION apply_hold_ops\(/.test(sql)) defining.push({ name, sql });
+    expect({ name, definesFunction: /CREATE\s+(OR\s+REPLACE\s+)?(FUNCTION|PROCEDURE)/i.test(sql) }).toEqual({ name, definesFunction: false });
   }
-  const newest = defining.at(-1);
-  expect(newest).toBeDefined();
-  // Edit the source file, then add a migration with its new text: they cannot drift apart.
-  expect(newest!.sql.includes(source)).toBe(true);
+});
+
+describe("the money rules in the database are prisma/sql's", () => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(SERVICE_DIR);
+  });
+  afterAll(() => database.drop());
+
+  it("after a deploy on a new database (npm start, the migration Job and the tests all deploy so): each function is its file's", async () => {
+    await expectFunctionsAreTheFiles(database.url, SERVICE_DIR);
+  });
+});
+
+describe("an upgrade from the schema of main at 58b2b91, whose migrations defined apply_hold_ops", () => {
+  const url = withDatabaseName(serviceDatabaseUrl(SERVICE_DIR), `${testDatabaseNamePrefix()}billing_upgrade_${randomUUID().slice(0, 8)}`);
+  let workDir: string;
+  let client: Client;
+  beforeAll(async () => {
+    workDir = await mkdtemp(path.join(os.tmpdir(), "billing-upgrade-"));
+    await ensureDatabase(url);
+    client = new Client({ connectionString: url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client.end();
+    await dropDatabase(url);
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it("replaces the monolith by the files, settles a hold it placed, and applies an edited file exactly once", async () => {
+    // The image of 58b2b91: its migrations, no prisma/sql step (the function came with the migrations).
+    const previous = path.join(workDir, "previous");
+    const names = (await migrationNames()).filter((name) => name <= LAST_DEFINING_FUNCTIONS);
+    await cp(path.join(MIGRATIONS, "migration_lock.toml"), path.join(previous, "prisma", "migrations", "migration_lock.toml"));
+    for (const name of names) await cp(path.join(MIGRATIONS, name), path.join(previous, "prisma", "migrations", name), { recursive: true });
+    await deployMigrations({ serviceDir: previous, databaseUrl: url });
+    const monolith = await functionSource(client, "apply_hold_ops");
+    expect(monolith).toContain("INSERT INTO holds");
+    const org = await fundedKey(client, 100_000);
+    const hold = randomUUID();
+    const place = { op: "place", hold_id: hold, key_id: org.key, amount_microrub: 5_000, operation: "text", model: "m", source: "text", owner_ref: "r" };
+    expect((await client.query("SELECT outcome FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([place])])).rows).toEqual([
+      { outcome: "placed" },
+    ]);
+
+    // This image: the same migrations and more, then every file of prisma/sql.
+    const current = path.join(workDir, "current");
+    await cp(path.join(SERVICE_DIR, "prisma"), path.join(current, "prisma"), { recursive: true });
+    const deployed = await deployMigrations({ serviceDir: current, databaseUrl: url });
+    expect(deployed).toEqual({ migrations: (await migrationNames()).filter((name) => name > LAST_DEFINING_FUNCTIONS), sqlFiles: await sqlFileNames() });
+    await expectFunctionsAreTheFiles(url, current);
+    expect(await functionSource(client, "apply_hold_ops")).not.toContain("INSERT INTO holds");
+    const settle = { op: "settle", hold_id: hold, amount_microrub: 1_200, source: "text" };
+    expect((await client.query("SELECT outcome, settled FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([settle])])).rows).toEqual([
+      { outcome: "settled", settled: "1200" },
+    ]);
+    expect((await client.query("SELECT balance, reserved FROM organizations WHERE id = $1", [org.id])).rows).toEqual([{ balance: "98800", reserved: "0" }]);
+
+    // An edited rule: applied by the next deploy, and by no deploy after it.
+    const file = path.join(current, "prisma", "sql", "hold_place.sql");
+    await writeFile(file, (await readFile(file, "utf8")).replace("BEGIN\n", "BEGIN\n  -- edited\n"));
+    await expect(deployMigrations({ serviceDir: current, databaseUrl: url })).resolves.toEqual({ migrations: [], sqlFiles: ["hold_place.sql"] });
+    await expect(deployMigrations({ serviceDir: current, databaseUrl: url })).resolves.toEqual({ migrations: [], sqlFiles: [] });
+    expect(await functionSource(client, "hold_place")).toContain("-- edited");
+    await expectFunctionsAreTheFiles(url, current);
+  });
 });
 
 describe("the migration to owned holds and budgets across midnight", () => {
@@ -93,7 +220,7 @@ describe("the migration to owned holds and budgets across midnight", () => {
     await client.query("INSERT INTO key_daily_usage (key_id, day, spent, reserved) SELECT $1, budget_day, 0, 2000 FROM holds WHERE id = $2", [key, active2]);
 
     await cp(path.join(MIGRATIONS, names[target]!), path.join(serviceDir, "prisma", "migrations", names[target]!), { recursive: true });
-    expect(await deployMigrations({ serviceDir, databaseUrl: url })).toEqual([names[target]]);
+    expect((await deployMigrations({ serviceDir, databaseUrl: url })).migrations).toEqual([names[target]]);
 
     expect((await client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "3000" }]);
     const usage = await client.query("SELECT to_char(day, 'YYYY-MM-DD') AS day, spent FROM key_daily_usage WHERE key_id = $1 AND spent > 0", [key]);
@@ -101,9 +228,10 @@ describe("the migration to owned holds and budgets across midnight", () => {
     expect(usage.rows).toEqual([{ day: settledHold.rows[0]!.day, spent: "2500" }]);
     expect((await client.query("SELECT count(*)::int AS n FROM holds WHERE budget_day IS NOT NULL AND status <> 'settled'")).rows).toEqual([{ n: 0 }]);
 
-    // The books check and the function of today, on the same rows carried through every later migration.
+    // The books check and the functions of today, on the same rows carried through every later migration.
     for (const name of names.slice(target + 1)) await cp(path.join(MIGRATIONS, name), path.join(serviceDir, "prisma", "migrations", name), { recursive: true });
-    expect(await deployMigrations({ serviceDir, databaseUrl: url })).toEqual(names.slice(target + 1));
+    await cp(path.join(SERVICE_DIR, "prisma", "sql"), path.join(serviceDir, "prisma", "sql"), { recursive: true });
+    expect(await deployMigrations({ serviceDir, databaseUrl: url })).toEqual({ migrations: names.slice(target + 1), sqlFiles: await sqlFileNames() });
 
     const database = createDatabase(url, 2);
     try {

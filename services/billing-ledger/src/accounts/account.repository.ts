@@ -29,6 +29,12 @@ export class AccountRepository {
     return (await this.db.organization.findUnique({ where: { id } })) ?? undefined;
   }
 
+  /** Undefined for an unknown organization. */
+  async updateOrganization(id: string, data: { lowBalance: bigint | null }): Promise<Organization | undefined> {
+    const { count } = await this.db.organization.updateMany({ where: { id }, data });
+    return count === 0 ? undefined : this.findOrganization(id);
+  }
+
   /** Idempotent: a member added twice keeps the first membership. */
   async addMember(organizationId: string, userId: string): Promise<Membership> {
     return this.db.membership.upsert({

@@ -44,7 +44,16 @@ export class AccountService {
   async getOrganization(id: string) {
     const org = await this.accounts.findOrganization(id);
     if (!org) throw BillingErrors.organizationNotFound(id);
-    return { id: org.id, name: org.name, created_at: org.createdAt.toISOString() };
+    return renderOrganization(org);
+  }
+
+  /** Under `low_balance_microrub` of available balance, `balance.low` is sent (null: never). */
+  async updateOrganization(id: string, changes: { low_balance_microrub: number | null }) {
+    const org = await this.accounts.updateOrganization(id, {
+      lowBalance: changes.low_balance_microrub === null ? null : BigInt(changes.low_balance_microrub),
+    });
+    if (!org) throw BillingErrors.organizationNotFound(id);
+    return renderOrganization(org);
   }
 
   async addMember(organizationId: string, userId: string) {
@@ -119,5 +128,14 @@ export function renderLedgerEntry(e: {
     reserved_after_microrub: toMicrorub(e.reservedAfter),
     reference: e.reference,
     created_at: e.createdAt.toISOString(),
+  };
+}
+
+function renderOrganization(org: { id: string; name: string; createdAt: Date; lowBalance: bigint | null }) {
+  return {
+    id: org.id,
+    name: org.name,
+    created_at: org.createdAt.toISOString(),
+    low_balance_microrub: org.lowBalance === null ? null : toMicrorub(org.lowBalance),
   };
 }

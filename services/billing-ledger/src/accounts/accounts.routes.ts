@@ -5,8 +5,9 @@ import {
   AddMemberRequest,
   AdminAccountOperations,
   AdminListQuery,
+  AdminOrganizationsQuery,
   CABINET_API_PREFIX,
-  CabinetLedgerFilter,
+  CabinetLedgerCsvQuery,
   CabinetLedgerLinesQuery,
   CabinetLedgerQuery,
   CabinetMoneyOperations,
@@ -16,6 +17,7 @@ import {
   CreditRequest,
   ListQuery,
   SpendQuery,
+  UpdateOrganizationRequest,
 } from "@meter/contracts";
 import { operationRouter, parseInput } from "@meter/service-kit";
 import { sessionIdentityOf } from "../http/session-identity";
@@ -31,7 +33,12 @@ const Uuid = z.uuid();
  * The operator's accounts (`/admin/v1`): users, organizations and their members, credits, balances and
  * ledgers; the lists of the operator's pages; what a tariff change would touch.
  */
-export function accountsAdminRoutes(deps: { accounts: AccountService; directory: DirectoryService; money: MoneyReportService }): Router {
+export function accountsAdminRoutes(deps: {
+  accounts: AccountService;
+  directory: DirectoryService;
+  money: MoneyReportService;
+  lines: MemberLedgerService;
+}): Router {
   const { accounts, directory } = deps;
   const id = (v: unknown) => parseInput(Uuid, v);
 
@@ -52,10 +59,13 @@ export function accountsAdminRoutes(deps: { accounts: AccountService; directory:
       res.status(201).json(await accounts.createOrganization(name));
     },
     organizations: async (req, res) => {
-      res.json({ object: "list", data: await directory.organizations(parseInput(AdminListQuery, req.query).limit) });
+      res.json(await directory.organizations(parseInput(AdminOrganizationsQuery, req.query)));
     },
     organization: async (req, res) => {
       res.json(await accounts.getOrganization(id(req.params.organization_id)));
+    },
+    updateOrganization: async (req, res) => {
+      res.json(await accounts.updateOrganization(id(req.params.organization_id), parseInput(UpdateOrganizationRequest, req.body)));
     },
     addMember: async (req, res) => {
       const { user_id } = parseInput(AddMemberRequest, req.body);
@@ -73,6 +83,16 @@ export function accountsAdminRoutes(deps: { accounts: AccountService; directory:
       const q = parseInput(ListQuery, req.query);
       res.json(await accounts.ledger(id(req.params.organization_id), q.limit, q.cursor));
     },
+    ledgerLines: async (req, res) => {
+      const organizationId = id(req.params.organization_id);
+      await accounts.getOrganization(organizationId);
+      res.json(await deps.lines.linesOf(organizationId, parseInput(CabinetLedgerLinesQuery, req.query)));
+    },
+    spend: async (req, res) => {
+      const organizationId = id(req.params.organization_id);
+      await accounts.getOrganization(organizationId);
+      res.json(await deps.money.spendOf(organizationId, parseInput(SpendQuery, req.query)));
+    },
     /** Per model and operation: the last days' charges and the holds still active, shown before a tariff change. */
     catalogActivity: async (req, res) => {
       res.json({ object: "list", data: await deps.money.modelActivity(parseInput(CatalogActivityQuery, req.query).days) });
@@ -87,8 +107,7 @@ export function memberMoneyRoutes(deps: { money: MoneyReportService; ledger: Mem
       res.json(await deps.money.balance(sessionIdentityOf(req)));
     },
     spend: async (req, res) => {
-      const { days } = parseInput(SpendQuery, req.query);
-      res.json(await deps.money.spendPerDay(sessionIdentityOf(req), days));
+      res.json(await deps.money.spendPerDay(sessionIdentityOf(req), parseInput(SpendQuery, req.query)));
     },
     ledgerLines: async (req, res) => {
       res.json(await deps.ledger.linesPage(sessionIdentityOf(req), parseInput(CabinetLedgerLinesQuery, req.query)));
@@ -97,7 +116,7 @@ export function memberMoneyRoutes(deps: { money: MoneyReportService; ledger: Mem
       res.json(await deps.ledger.page(sessionIdentityOf(req), parseInput(CabinetLedgerQuery, req.query)));
     },
     ledgerCsv: async (req, res) => {
-      const { organizationId, pages } = await deps.ledger.export(sessionIdentityOf(req), parseInput(CabinetLedgerFilter, req.query));
+      const { organizationId, pages } = await deps.ledger.export(sessionIdentityOf(req), parseInput(CabinetLedgerCsvQuery, req.query));
       res.setHeader("content-type", "text/csv; charset=utf-8");
       res.setHeader("content-disposition", `attachment; filename="ledger-${organizationId}.csv"`);
       res.write(`${LEDGER_CSV_HEADER}\r\n`);

@@ -5,13 +5,23 @@ import type { Db } from "../db";
 export class DirectoryRepository {
   constructor(private readonly db: Db) {}
 
-  async organizations(limit: number): Promise<AdminOrganization[]> {
+  /**
+   * Newest first, `limit` after the cursor's organization; `q` matches a name containing it (any case)
+   * or an id equal to it. A sequential scan of names is fine for thousands of organizations.
+   */
+  async organizations(f: { q?: string | undefined; limit: number; cursor?: string | undefined }): Promise<AdminOrganization[]> {
+    const q = f.q ? f.q : null;
+    const pattern = q ? `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+    const id = q && /^[0-9a-f-]{36}$/i.test(q) ? q.toLowerCase() : null;
     const rows = await this.db.$queryRaw<{ id: string; name: string; created_at: Date; balance: bigint; reserved: bigint; members: number }[]>`
       SELECT o.id, o.name, o.created_at, o.balance, o.reserved,
              (SELECT count(*) FROM memberships m WHERE m.organization_id = o.id)::int AS members
       FROM organizations o
-      ORDER BY o.created_at DESC, o.id
-      LIMIT ${limit}`;
+      WHERE (${pattern}::text IS NULL OR o.name ILIKE ${pattern}::text OR o.id = ${id}::uuid)
+        AND (${f.cursor ?? null}::uuid IS NULL
+             OR (o.created_at, o.id) < (SELECT c.created_at, c.id FROM organizations c WHERE c.id = ${f.cursor ?? null}::uuid))
+      ORDER BY o.created_at DESC, o.id DESC
+      LIMIT ${f.limit}`;
     return rows.map((r) => ({
       id: r.id,
       name: r.name,

@@ -1,12 +1,16 @@
-import type { AdminOrganization, AdminUser } from "@meter/contracts";
+import type { AdminOrganization, AdminOrganizationsQuery, AdminUser } from "@meter/contracts";
 import type { DirectoryRepository } from "./directory.repository";
 
 /** The operator's overview: every organization with its money, every user with their memberships. */
 export class DirectoryService {
   constructor(private readonly directory: DirectoryRepository) {}
 
-  organizations(limit: number): Promise<AdminOrganization[]> {
-    return this.directory.organizations(limit);
+  /** A page of organizations, newest first, found by name or id. */
+  async organizations(q: AdminOrganizationsQuery): Promise<{ object: "list"; data: AdminOrganization[]; has_more: boolean; next_cursor: string | null }> {
+    const rows = await this.directory.organizations({ q: q.q, cursor: q.cursor, limit: q.limit + 1 });
+    const data = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? data.at(-1)!.id : null };
   }
 
   users(limit: number): Promise<AdminUser[]> {

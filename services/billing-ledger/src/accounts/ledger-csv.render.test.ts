@@ -16,13 +16,13 @@ describe("ledger CSV", () => {
     expect(text("-1")).toBe(`"'-1"`);
   });
 
-  it("writes one line per entry in the header's order", () => {
-    const line = ledgerCsvLine({
+  it("writes one line as the page shows it, in the header's order", () => {
+    const request = {
       id: 9,
-      kind: "settle",
-      amount_microrub: 1_500,
-      balance_after_microrub: 98_500,
-      reserved_after_microrub: 0,
+      kind: "request" as const,
+      status: "charged" as const,
+      amount_microrub: -1_500,
+      reserved_microrub: 2_000,
       key_id: "k",
       key_name: "ci, nightly",
       hold_id: "h",
@@ -30,7 +30,14 @@ describe("ledger CSV", () => {
       operation: "text",
       reference: null,
       created_at: "2026-11-23T10:00:00.000Z",
-    });
-    expect(line).toBe('9,2026-11-23T10:00:00.000Z,settle,1500,0.001500,98500,0,meter-local-echo,text,k,"ci, nightly",h,');
+      resolved_at: "2026-11-23T10:00:01.000Z",
+    };
+    expect(ledgerCsvLine(request)).toBe(
+      '9,2026-11-23T10:00:00.000Z,2026-11-23T10:00:01.000Z,request,charged,text · meter-local-echo,text,meter-local-echo,k,"ci, nightly",-1500,-0.001500,2000,h,',
+    );
+    // An allowance is named in words, not by its internal reference.
+    const allowance = ledgerCsvLine({ ...request, kind: "allowance", status: "reserved", model: null, reference: "allowance", resolved_at: null });
+    expect(allowance).toContain(',allowance,reserved,"set aside for this key\'s next requests, returned within seconds",');
+    expect(allowance.endsWith(",h,")).toBe(true);
   });
 });

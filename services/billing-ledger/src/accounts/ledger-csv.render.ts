@@ -1,38 +1,52 @@
-import type { CabinetLedgerEntry } from "@meter/contracts";
+import type { CabinetLedgerLine } from "@meter/contracts";
 
 export const LEDGER_CSV_HEADER = [
   "id",
   "created_at",
+  "resolved_at",
   "kind",
-  "amount_microrub",
-  "amount_rub",
-  "balance_after_microrub",
-  "reserved_after_microrub",
-  "model",
+  "status",
+  "description",
   "operation",
+  "model",
   "key_id",
   "key_name",
+  "amount_microrub",
+  "amount_rub",
+  "reserved_microrub",
   "hold_id",
   "reference",
 ].join(",");
 
-/** One ledger entry as a CSV line (RFC 4180), amounts exact: microrubles and rubles with six decimals. */
-export function ledgerCsvLine(e: CabinetLedgerEntry): string {
+/**
+ * One ledger line as the page shows it (RFC 4180), amounts exact: microrubles and rubles with six
+ * decimals, `description` in the page's words.
+ */
+export function ledgerCsvLine(l: CabinetLedgerLine): string {
   return [
-    String(e.id),
-    e.created_at,
-    e.kind,
-    String(e.amount_microrub),
-    rubles(e.amount_microrub),
-    String(e.balance_after_microrub),
-    String(e.reserved_after_microrub),
-    text(e.model),
-    text(e.operation),
-    text(e.key_id),
-    text(e.key_name),
-    text(e.hold_id),
-    text(e.reference),
+    String(l.id),
+    l.created_at,
+    l.resolved_at ?? "",
+    l.kind,
+    l.status,
+    text(describeLine(l)),
+    text(l.operation),
+    text(l.model),
+    text(l.key_id),
+    text(l.key_name),
+    String(l.amount_microrub),
+    rubles(l.amount_microrub),
+    String(l.reserved_microrub),
+    text(l.hold_id),
+    text(l.kind === "allowance" ? null : l.reference),
   ].join(",");
+}
+
+/** What a line is, in a member's words: the same words as the Ledger page (web/cabinet ledger.tsx). */
+export function describeLine(l: Pick<CabinetLedgerLine, "kind" | "operation" | "model">): string {
+  if (l.kind === "credit") return "credit";
+  if (l.kind === "allowance") return "set aside for this key's next requests, returned within seconds";
+  return [l.operation, l.model].filter(Boolean).join(" · ");
 }
 
 /** Integer arithmetic only: 1234567 microrub -> "1.234567". */

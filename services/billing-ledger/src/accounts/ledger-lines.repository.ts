@@ -1,4 +1,4 @@
-import { toMicrorub, type CabinetLedgerLine, type LedgerLineStatus } from "@meter/contracts";
+import { toMicrorub, type CabinetLedgerLine, type LedgerLineKind, type LedgerLineStatus } from "@meter/contracts";
 import type { Db } from "../db";
 
 export interface LedgerLinesFilter {
@@ -13,6 +13,7 @@ export interface LedgerLinesFilter {
 
 type Row = {
   id: bigint;
+  kind: LedgerLineKind;
   status: LedgerLineStatus;
   amount: bigint;
   reserved: bigint;
@@ -40,7 +41,9 @@ export class LedgerLinesRepository {
   async page(f: LedgerLinesFilter): Promise<CabinetLedgerLine[]> {
     const rows = await this.db.$queryRaw<Row[]>`
       SELECT * FROM (
-        SELECT e.id, e.key_id, k.name AS key_name, e.hold_id, h.model, h.operation, e.created_at,
+        SELECT e.id,
+               CASE WHEN e.kind = 'credit' THEN 'credit' WHEN h.kind = 'allowance' THEN 'allowance' ELSE 'request' END AS kind,
+               e.key_id, k.name AS key_name, e.hold_id, h.model, h.operation, e.created_at,
                CASE WHEN e.kind = 'credit' THEN 'credited'
                     WHEN h.status = 'active' THEN 'reserved'
                     WHEN h.status = 'settled' THEN 'charged'
@@ -67,6 +70,7 @@ export class LedgerLinesRepository {
       LIMIT ${f.limit}`;
     return rows.map((r) => ({
       id: toMicrorub(r.id),
+      kind: r.kind,
       status: r.status,
       amount_microrub: toMicrorub(r.amount),
       reserved_microrub: toMicrorub(r.reserved),

@@ -1,21 +1,15 @@
 import type {
-  CabinetLedgerEntry,
+  CabinetLedgerCsvQuery,
+  CabinetLedgerLine,
   CabinetLedgerLines,
   CabinetLedgerLinesQuery,
   CabinetLedgerPage,
   CabinetLedgerQuery,
-  LedgerKind,
   SessionIdentity,
 } from "@meter/contracts";
 import type { LedgerLinesRepository } from "./ledger-lines.repository";
 import type { MemberLedgerRepository } from "./member-ledger.repository";
 import type { MemberScope } from "./member-scope";
-
-export interface LedgerExportFilter {
-  kind?: LedgerKind | undefined;
-  since?: string | undefined;
-  until?: string | undefined;
-}
 
 /** Rows one CSV export carries at most; the page says so when a filter would give more. */
 export const CSV_MAX_ROWS = 100_000;
@@ -33,7 +27,11 @@ export class MemberLedgerService {
   ) {}
 
   async linesPage(identity: SessionIdentity, q: CabinetLedgerLinesQuery): Promise<CabinetLedgerLines> {
-    const { organizationId } = await this.scope.of(identity);
+    return this.linesOf((await this.scope.of(identity)).organizationId, q);
+  }
+
+  /** The operator's view of one organization's lines (the caller checked it exists). */
+  async linesOf(organizationId: string, q: CabinetLedgerLinesQuery): Promise<CabinetLedgerLines> {
     const rows = await this.lines.page({ organizationId, ...dates(q), status: q.status, before: q.cursor, limit: q.limit + 1 });
     const data = rows.slice(0, q.limit);
     const hasMore = rows.length > q.limit;
@@ -48,14 +46,18 @@ export class MemberLedgerService {
     return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? String(data.at(-1)!.id) : null };
   }
 
-  /** Checks access at once (so a refusal is an HTTP error, not a broken download), then yields pages. */
-  async export(identity: SessionIdentity, filter: LedgerExportFilter): Promise<{ organizationId: string; pages: AsyncGenerator<CabinetLedgerEntry[]> }> {
+  /**
+   * The lines the page shows under the same filter (allowances included exactly when the page shows
+   * them), every page of them. Checks access at once (so a refusal is an HTTP error, not a broken
+   * download), then yields pages.
+   */
+  async export(identity: SessionIdentity, filter: CabinetLedgerCsvQuery): Promise<{ organizationId: string; pages: AsyncGenerator<CabinetLedgerLine[]> }> {
     const { organizationId } = await this.scope.of(identity);
-    const ledger = this.ledger;
-    async function* pages(): AsyncGenerator<CabinetLedgerEntry[]> {
+    const lines = this.lines;
+    async function* pages(): AsyncGenerator<CabinetLedgerLine[]> {
       let before: number | undefined;
       for (let sent = 0; sent < CSV_MAX_ROWS;) {
-        const rows = await ledger.page({ organizationId, ...dates(filter), kind: filter.kind, before, limit: Math.min(EXPORT_PAGE, CSV_MAX_ROWS - sent) });
+        const rows = await lines.page({ organizationId, ...dates(filter), status: filter.status, before, limit: Math.min(EXPORT_PAGE, CSV_MAX_ROWS - sent) });
         if (rows.length === 0) return;
         yield rows;
         sent += rows.length;

@@ -1,4 +1,4 @@
-import type { BalanceResponse, ModelActivity, SessionIdentity, SpendReport } from "@meter/contracts";
+import type { CabinetBalance, ModelActivity, SessionIdentity, SpendQuery, SpendReport } from "@meter/contracts";
 import type { SpendRepository } from "./spend.repository";
 import type { AccountService } from "./account.service";
 import type { MemberScope } from "./member-scope";
@@ -18,26 +18,40 @@ export class MoneyReportService {
     private readonly clock?: () => Date,
   ) {}
 
-  async balance(identity: SessionIdentity): Promise<BalanceResponse> {
-    return this.accounts.balance((await this.scope.of(identity)).organizationId);
+  async balance(identity: SessionIdentity): Promise<CabinetBalance> {
+    const { organizationId } = await this.scope.of(identity);
+    const [balance, setAside] = await Promise.all([this.accounts.balance(organizationId), this.spend.setAside(organizationId)]);
+    return { ...balance, set_aside_microrub: setAside };
   }
 
-  async spendPerDay(identity: SessionIdentity, days: number): Promise<SpendReport> {
-    const { organizationId } = await this.scope.of(identity);
-    const window = lastDays(await this.spend.today(this.clock?.() ?? null), days);
-    return {
-      object: "spend_report",
-      organization_id: organizationId,
-      timezone: this.timezone,
-      days: window,
-      data: await this.spend.perDay(organizationId, window[0]!),
-    };
+  async spendPerDay(identity: SessionIdentity, q: SpendQuery): Promise<SpendReport> {
+    return this.spendOf((await this.scope.of(identity)).organizationId, q);
+  }
+
+  /** The operator's view of one organization's spend (the caller checked it exists). */
+  async spendOf(organizationId: string, q: SpendQuery): Promise<SpendReport> {
+    const window = q.from
+      ? daysBetween(q.from, q.to ?? (await this.spend.today(this.clock?.() ?? null)))
+      : lastDays(await this.spend.today(this.clock?.() ?? null), q.days);
+    const [from, to] = [window[0]!, window.at(-1)!];
+    const [data, byKey, months] = await Promise.all([
+      this.spend.perDay(organizationId, from, to),
+      this.spend.perKey(organizationId, from, to),
+      this.spend.perMonth(organizationId, to),
+    ]);
+    return { object: "spend_report", organization_id: organizationId, timezone: this.timezone, days: window, data, by_key: byKey, months };
   }
 
   /** For the operator's catalog page: what a tariff change would touch. */
   modelActivity(days: number): Promise<ModelActivity[]> {
     return this.spend.activity(new Date((this.clock?.() ?? new Date()).getTime() - days * 86_400_000));
   }
+}
+
+/** Every calendar day from `from` to `to` (YYYY-MM-DD, both included), oldest first. */
+export function daysBetween(from: string, to: string): string[] {
+  const n = Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+  return lastDays(to, n);
 }
 
 /** The `n` calendar days ending with `today` (YYYY-MM-DD), oldest first. */

@@ -1,4 +1,4 @@
-import { toMicrorub, type ModelActivity, type SpendPoint } from "@meter/contracts";
+import { toMicrorub, type ModelActivity, type SpendPoint, type SpendReport } from "@meter/contracts";
 import type { Db } from "../db";
 
 /** What was charged, read from settled holds: each carries its model, operation and budget day. */
@@ -15,16 +15,51 @@ export class SpendRepository {
     return rows[0]!.today;
   }
 
-  /** An organization's charges per budget day, model and operation from `fromDay` on. */
-  async perDay(organizationId: string, fromDay: string): Promise<SpendPoint[]> {
+  /** An organization's charges per budget day, model and operation from `fromDay` to `toDay`. */
+  async perDay(organizationId: string, fromDay: string, toDay: string): Promise<SpendPoint[]> {
     const rows = await this.db.$queryRaw<{ day: string; model: string; operation: string; amount: bigint; requests: number }[]>`
       SELECT to_char(budget_day, 'YYYY-MM-DD') AS day, COALESCE(model, 'unknown') AS model, COALESCE(operation, 'unknown') AS operation,
              sum(settled)::bigint AS amount, count(*)::int AS requests
       FROM holds
-      WHERE organization_id = ${organizationId}::uuid AND status = 'settled' AND budget_day >= ${fromDay}::date AND settled > 0
+      WHERE organization_id = ${organizationId}::uuid AND status = 'settled' AND budget_day BETWEEN ${fromDay}::date AND ${toDay}::date AND settled > 0
       GROUP BY budget_day, model, operation
       ORDER BY budget_day, model, operation`;
     return rows.map((r) => ({ day: r.day, model: r.model, operation: r.operation, amount_microrub: toMicrorub(r.amount), requests: r.requests }));
+  }
+
+  /** The same window's charges per key, biggest first. */
+  async perKey(organizationId: string, fromDay: string, toDay: string): Promise<SpendReport["by_key"]> {
+    const rows = await this.db.$queryRaw<{ key_id: string | null; key_name: string | null; amount: bigint; requests: number }[]>`
+      SELECT h.key_id, k.name AS key_name, sum(h.settled)::bigint AS amount, count(*)::int AS requests
+      FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id
+      WHERE h.organization_id = ${organizationId}::uuid AND h.status = 'settled' AND h.budget_day BETWEEN ${fromDay}::date AND ${toDay}::date AND h.settled > 0
+      GROUP BY h.key_id, k.name
+      ORDER BY amount DESC, k.name`;
+    return rows.map((r) => ({ key_id: r.key_id, key_name: r.key_name, amount_microrub: toMicrorub(r.amount), requests: r.requests }));
+  }
+
+  /** Totals per calendar month of budget days, the 12 months ending with `toDay`'s. */
+  async perMonth(organizationId: string, toDay: string): Promise<SpendReport["months"]> {
+    const rows = await this.db.$queryRaw<{ month: string; amount: bigint; requests: number }[]>`
+      SELECT to_char(m, 'YYYY-MM') AS month, COALESCE(s.amount, 0)::bigint AS amount, COALESCE(s.requests, 0)::int AS requests
+      FROM generate_series(date_trunc('month', ${toDay}::date) - interval '11 months', date_trunc('month', ${toDay}::date), interval '1 month') m
+      LEFT JOIN (
+        SELECT date_trunc('month', budget_day) AS month, sum(settled) AS amount, count(*) AS requests
+        FROM holds
+        WHERE organization_id = ${organizationId}::uuid AND status = 'settled' AND settled > 0
+          AND budget_day >= date_trunc('month', ${toDay}::date) - interval '11 months' AND budget_day <= ${toDay}::date
+        GROUP BY 1
+      ) s ON s.month = m
+      ORDER BY m`;
+    return rows.map((r) => ({ month: r.month, amount_microrub: toMicrorub(r.amount), requests: r.requests }));
+  }
+
+  /** What the organization's open allowances reserve and their requests have not taken yet. */
+  async setAside(organizationId: string): Promise<number> {
+    const rows = await this.db.$queryRaw<{ amount: bigint }[]>`
+      SELECT COALESCE(sum(amount - consumed), 0)::bigint AS amount
+      FROM holds WHERE organization_id = ${organizationId}::uuid AND kind = 'allowance' AND status = 'active'`;
+    return toMicrorub(rows[0]!.amount);
   }
 
   /** Per model and operation: what settled since `since`, and the holds still active (placed at the old price). */

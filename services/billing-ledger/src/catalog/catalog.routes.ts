@@ -1,6 +1,16 @@
 import { Router } from "express";
-import { ADMIN_PREFIX, AdminCatalogOperations, BillingEndpoints, ModelOperations, ModelUpsert } from "@meter/contracts";
+import {
+  ADMIN_PREFIX,
+  AdminCatalogOperations,
+  BillingEndpoints,
+  CABINET_API_PREFIX,
+  CabinetCatalogOperations,
+  ModelOperations,
+  ModelUpsert,
+} from "@meter/contracts";
 import { onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
+import type { MemberScope } from "../accounts/member-scope";
+import { sessionIdentityOf } from "../http/session-identity";
 import type { CatalogService } from "./catalog.service";
 import { modelIdOf } from "./model-id";
 
@@ -15,6 +25,20 @@ export function catalogPublicRoutes(catalog: CatalogService): Router {
     },
     model: async (req, res) => {
       res.json(await catalog.publishedOne(modelIdOf(req)));
+    },
+  });
+}
+
+/**
+ * A member's Models page (`/cabinet/v1/models`): the published catalog, as a key reads it at
+ * `GET /v1/models`. No organization is limited to some models, so every member sees the same list;
+ * the membership is still checked, as on every member page.
+ */
+export function catalogMemberRoutes(deps: { catalog: CatalogService; scope: MemberScope }): Router {
+  return operationRouter(CabinetCatalogOperations, CABINET_API_PREFIX, {
+    models: async (req, res) => {
+      await deps.scope.of(sessionIdentityOf(req));
+      res.json(await deps.catalog.published());
     },
   });
 }

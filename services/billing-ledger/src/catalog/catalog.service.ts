@@ -1,4 +1,4 @@
-import { type CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider } from "@meter/contracts";
+import { type CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider, type RoutedProvider } from "@meter/contracts";
 import { BillingErrors } from "../errors";
 import type { CatalogRepository } from "./catalog.repository";
 
@@ -25,12 +25,16 @@ export class CatalogService {
   ) {}
 
   async upsert(id: string, input: ModelUpsert): Promise<{ model: CatalogModel; created: boolean }> {
-    const refusal = input.provider.api_key_env && upstreamKeyEnvRefusal(input.provider.api_key_env, this.upstreamKeyEnvPattern);
-    if (refusal) throw BillingErrors.upstreamKeyEnvRefused(refusal);
+    // ModelUpsert has one of the two.
+    const providers: RoutedProvider[] = input.providers ?? [input.provider!];
+    for (const p of providers) {
+      const refusal = p.api_key_env && upstreamKeyEnvRefusal(p.api_key_env, this.upstreamKeyEnvPattern);
+      if (refusal) throw BillingErrors.upstreamKeyEnvRefused(refusal);
+    }
     const { row, created } = await this.models.upsert(id, {
       enabled: input.enabled,
       displayName: input.display_name ?? null,
-      provider: input.provider as object,
+      provider: providers as object,
       operations: input.operations as object,
     });
     return { model: render(row), created };
@@ -78,11 +82,15 @@ function publicEntry(m: CatalogModel) {
 }
 
 function render(row: Row): CatalogModel {
+  // The column holds the list; rows written before there were several providers hold one object.
+  const providers: RoutedProvider[] = Array.isArray(row.provider) ? (row.provider as RoutedProvider[]) : [row.provider as Provider];
+  const { priority: _priority, weight: _weight, rpm: _rpm, tpm: _tpm, ...first } = providers[0]!;
   return {
     id: row.id,
     enabled: row.enabled,
     display_name: row.displayName,
-    provider: row.provider as Provider,
+    provider: first,
+    providers,
     operations: row.operations as Operations,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

@@ -1,4 +1,4 @@
-import type { AllowanceSpend, FinalHold, FinalHoldsCursor, Hold, HoldSource } from "@meter/contracts";
+import { MediaOperation, type AllowanceSpend, type FinalHold, type FinalHoldsCursor, type Hold, type HoldSource, type Operation } from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
 import type { HoldOwners } from "./hold-owners.adapter";
@@ -11,14 +11,10 @@ import { everyInterval, type Stoppable } from "./interval";
 const PAGE = 500;
 
 /**
- * Whether the owner's command, still on its way, may yet resolve a difference: a hold still active
- * here, and a request's hold placed on an allowance that billing has no record of (it reaches billing
- * only with its settle or release). A per-request hold billing has no record of was placed before any
- * work, so billing lost it (a restore): repaired at once.
+ * The operations each owner places holds for (text: its requests; media-jobs: its jobs, MediaOperation):
+ * its listing is believed only for these.
  */
-function awaitsCommand(d: CrossCheckDifference): boolean {
-  return d.kind === "unresolved_at_billing" || (d.kind === "missing_at_billing" && !!d.owner?.allowance);
-}
+const OPERATIONS_OF: Record<HoldSource, readonly Operation[]> = { text: ["text"], "media-jobs": MediaOperation.options, mcp: [], files: [] };
 
 /**
  * How an owner's final record and billing's hold disagree:
@@ -26,9 +22,18 @@ function awaitsCommand(d: CrossCheckDifference): boolean {
  * - `unresolved_at_billing`: billing still holds it active (the owner's command is lost or late); repaired;
  * - `status_differs`, `amount_differs`: both resolved it, differently; the first resolution stands, a person looks;
  * - `missing_at_owner`: billing settled a hold of the owner's that the owner no longer has (its database
- *   lost it); billing's record is the surviving side and the charge stands.
+ *   lost it); billing's record is the surviving side and the charge stands;
+ * - `rejected_owner_claim`: the owner's record speaks for what is not its own to say (`rejected` says
+ *   why): nothing moves, a person looks.
  */
-export type CrossCheckKind = "missing_at_billing" | "unresolved_at_billing" | "status_differs" | "amount_differs" | "missing_at_owner";
+export type CrossCheckKind = "missing_at_billing" | "unresolved_at_billing" | "status_differs" | "amount_differs" | "missing_at_owner" | "rejected_owner_claim";
+
+/**
+ * Why an owner's record was not believed: a hold (or allowance) billing has from another source, a
+ * key not of the organization the record names (or not the one billing has), an operation the owner
+ * places no holds for, a charge above the record's own estimate (or above billing's hold).
+ */
+export type RejectedClaim = "foreign_hold" | "key_not_of_organization" | "operation_not_served" | "settled_over_estimate";
 
 export interface CrossCheckDifference {
   source: HoldSource;
@@ -38,6 +43,17 @@ export interface CrossCheckDifference {
   billing?: Hold;
   /** The repair applied this pass (a recovery, settlement or release), or false when none applies. */
   repaired: boolean;
+  /** `rejected_owner_claim`: what the record claimed that its owner may not. */
+  rejected?: RejectedClaim;
+}
+
+/** A difference found, with the op that repairs it (if one does) and whether that op may still come as the owner's own command. */
+interface Found {
+  difference: CrossCheckDifference;
+  op?: LedgerOp;
+  awaitsCommand?: boolean;
+  /** A request on an allowance billing has no open record of: the allowance, which its holder is told to close. */
+  allowanceUnknown?: string;
 }
 
 export interface CrossCheckReport {
@@ -110,6 +126,7 @@ export class BooksCrossCheckService {
     let compared = 0;
     let restoredAt: Date | null = null;
     let after: FinalHoldsCursor | null = null;
+    const unknownAllowances = new Set<string>();
     do {
       const page = await this.owners.finalHolds(source, { after, limit: PAGE });
       after = page.next;
@@ -118,15 +135,39 @@ export class BooksCrossCheckService {
       oldest ??= new Date(page.holds[0]!.final_at);
       compared += page.holds.length;
       for (const h of page.holds) known.add(h.hold_id);
-      const billing = new Map((await this.holdReads.findMany(page.holds.map((h) => h.hold_id))).map((h) => [h.hold_id, h]));
-      const found: { difference: CrossCheckDifference; op?: LedgerOp }[] = [];
+      // The holds, and the allowances the records name: a request on an allowance is repaired as its command only while billing has that allowance open.
+      const ids = new Set(page.holds.flatMap((h) => (h.allowance ? [h.hold_id, h.allowance.allowance_id] : [h.hold_id])));
+      const [billing, organizationOf] = await Promise.all([
+        this.holdReads.findMany([...ids]).then((holds) => new Map(holds.map((h) => [h.hold_id, h]))),
+        this.holdReads.organizationsOfKeys([...new Set(page.holds.map((h) => h.key_id))]),
+      ]);
+      const found: Found[] = [];
       for (const owner of page.holds) {
-        const d = differenceOf(source, owner, billing.get(owner.hold_id));
-        if (d && (!awaitsCommand(d.difference) || new Date(owner.final_at) < settledBefore)) found.push(d);
+        const seen = { billing: billing.get(owner.hold_id), allowance: owner.allowance ? billing.get(owner.allowance.allowance_id) : undefined };
+        const d = differenceOf(source, owner, { ...seen, keyOfOrganization: organizationOf.get(owner.key_id) === owner.organization_id });
+        if (d && (!d.awaitsCommand || new Date(owner.final_at) < settledBefore)) found.push(d);
       }
       await this.settle(found, report, repair);
+      if (repair) for (const f of found) if (f.allowanceUnknown && f.difference.repaired) unknownAllowances.add(f.allowanceUnknown);
     } while (after);
+    await this.closeUnknownAllowances(source, [...unknownAllowances]);
     return { compared, known, oldest, restoredAt };
+  }
+
+  /**
+   * The holder still has these allowances, billing has none open: the holder closes them, so that its
+   * requests on the key take a new grant (reserved here) instead. Best effort: the next pass tells again.
+   */
+  private async closeUnknownAllowances(source: HoldSource, ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += PAGE) {
+      const chunk = ids.slice(i, i + PAGE);
+      try {
+        const closed = await this.owners.unknownAllowances(source, chunk);
+        this.logger.warn({ source, allowances: chunk, closed }, "books cross-check: the holder closed allowances billing has no open record of");
+      } catch (err) {
+        this.logger.warn({ source, allowances: chunk, err }, "books cross-check: the holder could not be told of allowances billing has no open record of");
+      }
+    }
   }
 
   /**
@@ -157,7 +198,7 @@ export class BooksCrossCheckService {
   }
 
   /** Applies the repairs of one page in one batch, then reports every difference with what became of it. */
-  private async settle(found: { difference: CrossCheckDifference; op?: LedgerOp }[], report: CrossCheckReport, repair: boolean): Promise<void> {
+  private async settle(found: Found[], report: CrossCheckReport, repair: boolean): Promise<void> {
     const repairs = repair ? found.filter((f) => f.op) : [];
     const results = repairs.length > 0 ? await this.holds.apply(repairs.map((f) => f.op!)) : [];
     repairs.forEach((f, i) => {
@@ -167,7 +208,10 @@ export class BooksCrossCheckService {
       } else {
         // "already": another replica, or the owner's own command, got there first; either way it is repaired.
         f.difference.repaired = ["recovered", "settled", "released", "already"].includes(r.outcome);
-        if (!f.difference.repaired)
+        // What the database refused the owner's word for, and moved nothing on: reported for a person.
+        const rejected = REJECTED_BY_OUTCOME[r.outcome];
+        if (rejected) Object.assign(f.difference, { kind: "rejected_owner_claim", rejected });
+        else if (!f.difference.repaired)
           this.logger.error({ hold_id: f.difference.hold_id, outcome: r.outcome }, "books cross-check: the repair does not fit the hold");
       }
     });
@@ -184,7 +228,19 @@ export class BooksCrossCheckService {
         kind: d.kind,
         hold_id: d.hold_id,
         repaired: d.repaired,
-        owner: d.owner ? { status: d.owner.status, settled: d.owner.settled_microrub, final_at: d.owner.final_at } : undefined,
+        rejected: d.rejected,
+        owner: d.owner
+          ? {
+              status: d.owner.status,
+              settled: d.owner.settled_microrub,
+              amount: d.owner.amount_microrub,
+              organization_id: d.owner.organization_id,
+              key_id: d.owner.key_id,
+              operation: d.owner.operation,
+              allowance_id: d.owner.allowance?.allowance_id,
+              final_at: d.owner.final_at,
+            }
+          : undefined,
         billing: d.billing ? { status: d.billing.status, settled: d.billing.settled_microrub, organization_id: d.billing.organization_id } : undefined,
       },
       "books cross-check: the owner's record and billing's differ",
@@ -192,18 +248,61 @@ export class BooksCrossCheckService {
   }
 }
 
-/** The difference between one final record and billing's hold of it, with the op that repairs it if one does. */
-function differenceOf(source: HoldSource, owner: FinalHold, billing: Hold | undefined): { difference: CrossCheckDifference; op?: LedgerOp } | undefined {
+/** The SQL outcomes of a repair that refuse the owner's word (apply_hold_ops checks them again, under its locks). */
+const REJECTED_BY_OUTCOME: Partial<Record<string, RejectedClaim>> = {
+  foreign: "foreign_hold",
+  invalid_key: "key_not_of_organization",
+  exceeds_hold: "settled_over_estimate",
+};
+
+/**
+ * What an owner's record may not claim, whatever billing has: an operation it places no holds for, a
+ * charge above its own estimate, a hold or allowance billing has from another source, or another key
+ * or organization than billing's hold (or allowance) has. Undefined when the record is the owner's to give.
+ */
+function rejectionOf(source: HoldSource, owner: FinalHold, { billing, allowance, keyOfOrganization }: BillingSide): RejectedClaim | undefined {
+  if (!OPERATIONS_OF[source].includes(owner.operation)) return "operation_not_served";
+  if (!keyOfOrganization) return "key_not_of_organization";
+  if ((owner.settled_microrub ?? 0) > owner.amount_microrub) return "settled_over_estimate";
+  // A tombstone (a release before any placement) names no organization and no source: nobody's hold.
+  const foreign = (h: Hold | undefined) => !!h && h.organization_id !== null && h.source !== source;
+  if (foreign(billing) || foreign(allowance)) return "foreign_hold";
+  const otherKey = (h: Hold | undefined) => !!h && h.organization_id !== null && (h.organization_id !== owner.organization_id || h.key_id !== owner.key_id);
+  if (otherKey(billing) || otherKey(allowance) || (owner.allowance && owner.allowance.key_id !== owner.key_id)) return "key_not_of_organization";
+  return undefined;
+}
+
+/** What billing has of one final record: its hold, the allowance the record names, and whether the record's key is of the organization it names. */
+interface BillingSide {
+  billing: Hold | undefined;
+  allowance: Hold | undefined;
+  keyOfOrganization: boolean;
+}
+
+/**
+ * The difference between one final record and billing's hold of it (and, for a request on an
+ * allowance, billing's record of that allowance), with the op that repairs it if one does.
+ */
+function differenceOf(source: HoldSource, owner: FinalHold, side: BillingSide): Found | undefined {
+  const { billing, allowance } = side;
   const base = { source, hold_id: owner.hold_id, owner, repaired: false };
-  if (!billing && owner.allowance) {
-    // A request placed on an allowance whose command never arrived: applied as that command would
-    // have been, so the estimate leaves the allowance and the allowance can close.
-    return { difference: { ...base, kind: "missing_at_billing" }, op: allowanceCommandOf(source, owner, owner.allowance) };
+  const rejected = rejectionOf(source, owner, side);
+  if (rejected) {
+    // Even a record that agrees with billing's: an owner that lies about one thing is worth a look.
+    return { difference: { ...base, ...(billing ? { billing } : {}), kind: "rejected_owner_claim", rejected } };
   }
+  if (!billing && owner.allowance && allowance?.kind === "allowance" && allowance.status === "active") {
+    // A request placed on an allowance whose command never arrived (or is still on its way): applied
+    // as that command would have been, so the estimate leaves the allowance and the allowance can close.
+    return { difference: { ...base, kind: "missing_at_billing" }, op: allowanceCommandOf(source, owner, owner.allowance), awaitsCommand: true };
+  }
+  // A release billing never saw moved no money (often a placement that was refused): nothing to repair.
+  if (!billing && owner.status === "released") return undefined;
   if (!billing) {
-    // A release billing never saw moved no money (often a placement that was refused): nothing to repair.
-    if (owner.status === "released") return undefined;
+    // Lost with billing's database, its allowance's too (or that allowance is no longer open to it, so
+    // no command can apply): placed and settled in one step, as a hold of its own, at once.
     return {
+      ...(owner.allowance ? { allowanceUnknown: owner.allowance.allowance_id } : {}),
       difference: { ...base, kind: "missing_at_billing" },
       op: {
         op: "recover",
@@ -222,12 +321,14 @@ function differenceOf(source: HoldSource, owner: FinalHold, billing: Hold | unde
   }
   const difference = { ...base, billing };
   if (billing.status === "active") {
+    // Named with its source, so the database too applies it only to this owner's hold.
     return {
       difference: { ...difference, kind: "unresolved_at_billing" },
       op:
         owner.status === "settled"
-          ? { op: "settle", hold_id: owner.hold_id, amount_microrub: owner.settled_microrub ?? 0 }
-          : { op: "release", hold_id: owner.hold_id, reason: `released by ${source} (books cross-check)` },
+          ? { op: "settle", hold_id: owner.hold_id, amount_microrub: owner.settled_microrub ?? 0, source }
+          : { op: "release", hold_id: owner.hold_id, reason: `released by ${source} (books cross-check)`, source },
+      awaitsCommand: true,
     };
   }
   const billingCharged = billing.status === "settled";

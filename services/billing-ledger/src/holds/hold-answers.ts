@@ -28,8 +28,8 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null, retryAfte
       : BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
   exceeds_hold: (op) => BillingErrors.settleExceedsHold(op.hold_id),
   not_found: (op) => BillingErrors.holdNotFound(op.hold_id),
-  // Only a command from the bus names a source (the HTTP ops cannot): never an answer to a caller.
-  foreign: (op) => BillingErrors.holdOpFailed(op.hold_id, new Error("the hold was placed by another service")),
+  // A holder's op carries the source of its signer (HoldService.answerAs): the hold is another service's.
+  foreign: (op) => BillingErrors.foreignHold(op.hold_id),
 };
 
 /** The answer to one op: the hold it left, or the AppError it is refused with. */

@@ -24,6 +24,13 @@ export interface HoldAuditMetrics {
   unreachable: Counter<"source">;
 }
 
+/** A hold asked about, as billing has it. */
+interface AskedHold {
+  kind: "request" | "allowance";
+  /** An allowance: the estimates of the requests billing has recorded on it. */
+  consumed: bigint;
+}
+
 export interface HoldAuditPass {
   asked: number;
   /** Holds this pass settled or released on their owner's word. */
@@ -76,7 +83,7 @@ export class HoldAuditService {
           pass.unreachable.push(source);
           break;
         }
-        pass.resolved += await this.applyVerdicts(source, new Set(page.map((h) => h.hold_id)), verdicts);
+        pass.resolved += await this.applyVerdicts(source, new Map(page.map((h) => [h.hold_id, h])), verdicts);
         if (page.length < batchSize) break;
       }
     }
@@ -92,7 +99,7 @@ export class HoldAuditService {
   }
 
   /** Applies what the owner decided, in one batch; returns how many holds it resolved. */
-  private async applyVerdicts(source: HoldSource, asked: Set<string>, verdicts: HoldAuditVerdict[]): Promise<number> {
+  private async applyVerdicts(source: HoldSource, asked: Map<string, AskedHold>, verdicts: HoldAuditVerdict[]): Promise<number> {
     const ops: LedgerOp[] = [];
     const seen = new Set<string>();
     for (const v of verdicts) {
@@ -100,12 +107,17 @@ export class HoldAuditService {
       if (!asked.has(v.hold_id) || seen.has(v.hold_id)) continue;
       seen.add(v.hold_id);
       this.metrics.verdicts.inc({ source, verdict: v.status });
-      if (v.status === "unknown") {
+      const hold = asked.get(v.hold_id)!;
+      const allowance = hold.kind === "allowance";
+      if (v.status === "unknown" && !allowance) {
         // The owner's database was restored and this hold is older than that: its work may have been
         // delivered, so it is neither released nor charged here; it stays reserved for a person (docs/api.md).
         this.logger.error({ source, hold_id: v.hold_id }, "hold audit: the owner lost its record of this hold in a restore; the hold stays as it is");
       }
-      const op = opFor(source, v);
+      // Closed with fewer estimates than billing has recorded on it: the holder lost those requests in a restore.
+      const lost =
+        allowance && (v.status === "unknown" || (v.status === "release" && v.used_microrub !== undefined && BigInt(v.used_microrub) < hold.consumed));
+      const op = lost ? lostAllowanceRelease(source, v.hold_id) : opFor(source, v);
       if (op) ops.push(op);
     }
     if (ops.length === 0) return 0;
@@ -131,16 +143,26 @@ export class HoldAuditService {
   }
 }
 
+/**
+ * An allowance its holder lost its record of in a restore: no work is delivered on an allowance itself
+ * (its requests' commands, already applied, are), and no holder can place a request on it again, so
+ * what it still reserves is given back (docs/api.md, "Backups and the books cross-check").
+ */
+function lostAllowanceRelease(source: HoldSource, holdId: string): LedgerOp {
+  return { op: "release", hold_id: holdId, reason: `its holder at ${source} lost its record in a restore`, source };
+}
+
+/** The op a verdict asks for, named with the owner's source: the database applies it only to a hold that owner placed. */
 function opFor(source: HoldSource, v: HoldAuditVerdict): LedgerOp | undefined {
   switch (v.status) {
     case "pending":
     case "unknown":
       return undefined;
     case "settle":
-      return { op: "settle", hold_id: v.hold_id, amount_microrub: v.amount_microrub };
+      return { op: "settle", hold_id: v.hold_id, amount_microrub: v.amount_microrub, source };
     case "release":
-      return { op: "release", hold_id: v.hold_id, reason: v.reason, ...(v.used_microrub === undefined ? {} : { used_microrub: v.used_microrub }) };
+      return { op: "release", hold_id: v.hold_id, reason: v.reason, source, ...(v.used_microrub === undefined ? {} : { used_microrub: v.used_microrub }) };
     case "absent":
-      return { op: "release", hold_id: v.hold_id, reason: `no request behind it at ${source}` };
+      return { op: "release", hold_id: v.hold_id, reason: `no request behind it at ${source}`, source };
   }
 }

@@ -1,9 +1,10 @@
-import { CommandQueues, type Deployable, type HoldSource } from "@meter/contracts";
+import { CommandQueues } from "@meter/contracts";
 import { NonRetryableError, type BatchItem, type BatchOutcome, type Bus, type Consumer } from "@meter/messaging";
 import type { Logger } from "@meter/service-kit";
 import { Counter } from "prom-client";
 import type { HoldOpResult, LedgerOp } from "./hold-ops.repository";
 import type { HoldService } from "./hold.service";
+import { HOLD_SOURCE_OF } from "./hold-source";
 
 type HoldCommand = BatchItem<(typeof CommandQueues.billingHoldCommands.routingKeys)[number]>;
 
@@ -50,17 +51,17 @@ export function startHoldCommandConsumer(
   });
 }
 
-/** The holds each producer of hold commands may resolve: the ones its service placed (holds.source). */
-const SOURCE_OF_PRODUCER: Partial<Record<Deployable, HoldSource>> = { text: "text", "media-jobs": "media-jobs", "media-jobs-worker": "media-jobs" };
-
 /** The op of a command, or undefined for a producer that places no holds (the catalog lets none send one). */
 function opOf({ payload, meta }: HoldCommand): LedgerOp | undefined {
-  const source = SOURCE_OF_PRODUCER[meta.producer];
+  // Only the holds its service placed (holds.source): the SQL answers `foreign` for any other.
+  const source = HOLD_SOURCE_OF[meta.producer];
   if (!source) return undefined;
   // The two payload shapes differ by field; the routing key says the same thing. A request's hold
   // placed on an allowance names it; a release that closes an allowance says what was used of it. The
   // signer's source still decides: only the service that holds the allowance resolves anything on it.
   const allowance = payload.allowance ? { allowance: payload.allowance } : {};
+  // The request log's entry is written with the command, in its transaction (docs/api.md "Request log").
+  if (payload.log) Object.assign(allowance, { log: payload.log });
   if ("amount_microrub" in payload) return { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub, source, ...allowance };
   const used = payload.used_microrub === undefined ? {} : { used_microrub: payload.used_microrub };
   return { op: "release", hold_id: payload.hold_id, reason: payload.reason, source, ...allowance, ...used };

@@ -1,6 +1,7 @@
-import type { AllowanceSpend, Hold, HoldOp, HoldSource } from "@meter/contracts";
+import type { AllowanceSpend, Hold, HoldOp, HoldSource, RequestLogFields } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { Counter } from "prom-client";
+import { requestLogInsertCte } from "../request-log/pg-request-log.store";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
 
 /** Billing's own op beside the contracts' HoldOp: the expiry sweep frees a hold nobody resolved. */
@@ -30,13 +31,17 @@ export interface RecoverOp {
 }
 
 /**
- * A settle or release that came over the bus, with the service whose signature it carried: it applies
- * only to a hold that service placed. A request's hold placed locally on an allowance names it
- * (`allowance`): billing records that hold as the command resolves it.
+ * A holder's settle or release (over HTTP or the bus), with the service whose signature it carried: it
+ * applies only to a hold that service placed. A request's hold placed locally on an allowance names it
+ * (`allowance`, bus commands only): billing records that hold as the command resolves it.
  */
-export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource; allowance?: AllowanceSpend };
+export type CommandOp = Extract<HoldOp, { op: "settle" | "release" }> & { source: HoldSource; allowance?: AllowanceSpend; log?: RequestLogFields };
 
-/** What `apply_hold_ops` takes: the contracts' HoldOp as callers sent it, a command from the bus, an expiry, or a recovery. */
+/**
+ * What `apply_hold_ops` takes: a holder's place or grant (in its own name) or its settle or release
+ * (CommandOp); billing's own settle or release (an operator's, or the hold audit's and the books
+ * cross-check's on the owner's word: no source, any hold); an expiry; or a recovery.
+ */
 export type LedgerOp = HoldOp | CommandOp | ExpireOp | RecoverOp;
 
 /** Every outcome `apply_hold_ops` reports (prisma/sql/apply_hold_ops.sql explains each). */
@@ -151,10 +156,20 @@ export class HoldOpsRepository {
 
   private async run(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     this.opts.metrics.transactions.inc();
-    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(
-      "SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)",
-      [JSON.stringify(ops), this.opts.timezone, this.opts.lockTimeoutMs, this.opts.allowanceMaxShare, this.opts.clock?.() ?? null],
-    );
+    // A command carrying its request's log fields writes the entry in this same statement (one commit).
+    const logged = ops.some((op) => "log" in op && op.log !== undefined);
+    const sql = logged
+      ? `WITH applied AS MATERIALIZED (SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)),
+         logged AS (${requestLogInsertCte("$1::jsonb", "applied")})
+         SELECT * FROM applied ORDER BY ord`
+      : "SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)";
+    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(sql, [
+      JSON.stringify(ops),
+      this.opts.timezone,
+      this.opts.lockTimeoutMs,
+      this.opts.allowanceMaxShare,
+      this.opts.clock?.() ?? null,
+    ]);
     if (rows.length !== ops.length) throw new Error(`apply_hold_ops returned ${rows.length} rows for ${ops.length} ops`);
     return rows.map((row) => ({
       outcome: row.outcome,

@@ -1,4 +1,5 @@
 import {
+  AllowanceHolderEndpoints,
   Deployable,
   HoldOwnerEndpoints,
   type FinalHoldsRequest,
@@ -16,10 +17,12 @@ export interface HoldOwners {
   audit(source: HoldSource, holds: HoldAuditRequest["holds"]): Promise<HoldAuditVerdict[]>;
   /** A page of the owner's final records (the books cross-check); throws like `audit`. */
   finalHolds(source: HoldSource, request: FinalHoldsRequest): Promise<FinalHoldsResponse>;
+  /** Tells a holder that billing has no open record of these allowances of its, so it closes them; the ids it closed. Throws like `audit`. */
+  unknownAllowances(source: HoldSource, allowanceIds: string[]): Promise<string[]>;
   close(): Promise<void>;
 }
 
-/** Calls each owner's `POST /internal/v1/hold-audit` and `/internal/v1/final-holds`, signed as this process (billing-ledger) for that owner alone. */
+/** Calls each owner's `POST /internal/v1/hold-audit`, `/internal/v1/final-holds` and `/internal/v1/allowances/unknown`, signed as this process (billing-ledger) for that owner alone. */
 export function createHoldOwners(auth: InternalAuth, urls: Partial<Record<HoldSource, string>>, timeoutMs = 10_000): HoldOwners {
   const clients = new Map<HoldSource, InternalClient>();
   for (const [source, baseUrl] of Object.entries(urls) as [HoldSource, string | undefined][]) {
@@ -37,6 +40,9 @@ export function createHoldOwners(auth: InternalAuth, urls: Partial<Record<HoldSo
     },
     finalHolds(source, request) {
       return clientOf(source).send(HoldOwnerEndpoints.finalHolds, { body: request });
+    },
+    async unknownAllowances(source, allowanceIds) {
+      return (await clientOf(source).send(AllowanceHolderEndpoints.unknownAllowances, { body: { allowance_ids: allowanceIds } })).closed;
     },
     async close() {
       await Promise.all([...clients.values()].map((c) => c.close()));

@@ -41,7 +41,7 @@ export class HoldRepository {
     createdBefore: Date,
     limit: number,
     after?: { createdAt: Date; id: string },
-  ): Promise<{ hold_id: string; owner_ref: string; created_at: Date }[]> {
+  ): Promise<{ hold_id: string; owner_ref: string; created_at: Date; kind: "request" | "allowance"; consumed: bigint }[]> {
     const rows = await this.db.hold.findMany({
       where: {
         status: "active",
@@ -52,14 +52,20 @@ export class HoldRepository {
       },
       orderBy: [{ createdAt: "asc" }, { id: "asc" }],
       take: limit,
-      select: { id: true, ownerRef: true, createdAt: true },
+      select: { id: true, ownerRef: true, createdAt: true, kind: true, consumed: true },
     });
-    return rows.map((r) => ({ hold_id: r.id, owner_ref: r.ownerRef ?? "", created_at: r.createdAt }));
+    return rows.map((r) => ({ hold_id: r.id, owner_ref: r.ownerRef ?? "", created_at: r.createdAt, kind: r.kind, consumed: BigInt(r.consumed) }));
   }
 
   async findMany(ids: readonly string[]): Promise<Hold[]> {
     const rows = await this.db.hold.findMany({ where: { id: { in: [...ids] } } });
     return rows.map(holdFromModel);
+  }
+
+  /** The organization of each of these keys that exists (the books cross-check believes a record only for a key of the organization it names). */
+  async organizationsOfKeys(keyIds: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.db.apiKey.findMany({ where: { id: { in: [...keyIds] } }, select: { id: true, organizationId: true } });
+    return new Map(rows.map((k) => [k.id, k.organizationId]));
   }
 
   /** Settled holds of one owner service resolved in [from, before), a page after the id `afterId`. */

@@ -1,4 +1,4 @@
-import type { Hold, PlaceHoldRequest } from "@meter/contracts";
+import type { Hold, HoldOp, HoldSource, PlaceHoldRequest } from "@meter/contracts";
 import { AppError, Batcher } from "@meter/service-kit";
 import { BillingErrors } from "../errors";
 import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "./hold-ops.repository";
@@ -10,9 +10,9 @@ import { answerOf } from "./hold-answers";
  * caller-chosen hold id, and a hold is resolved exactly once; a conflicting second resolution is
  * refused with the hold's current state.
  *
- * The money rules themselves (budget, balance, the order of locks, what each outcome means) are in
- * one commented SQL function: prisma/sql/apply_hold_ops.sql. A caller's batch goes to it as it came
- * (`apply`, `answer`); single ops of concurrent callers share batches (`place`, `settle`, `release`),
+ * The money rules themselves (budget, balance, the order of locks, what each outcome means) are SQL
+ * functions, one per rule in prisma/sql, run by prisma/sql/apply_hold_ops.sql. A batch goes to it as
+ * one call (`apply`, `answerAs`); single ops of concurrent callers share batches (`place`, `settle`, `release`),
  * several at a time, so holds of different organizations never wait for each other here.
  */
 export class HoldService {
@@ -31,10 +31,29 @@ export class HoldService {
     return this.ops.apply(ops);
   }
 
-  /** A batch in one transaction, answered per op: the hold, or the error the op is refused with. */
-  async answer(ops: readonly LedgerOp[]): Promise<(Hold | AppError)[]> {
-    const results = await this.ops.apply(ops);
-    return results.map((r, i) => answerOf(ops[i]!, r));
+  /**
+   * A holder service's batch (`POST /internal/v1/hold-ops`) in one transaction, answered per op (the
+   * hold, or the error the op is refused with), in the name of the service that signed it:
+   * it places and grants as itself only, and every settle, release or close carries its source, so
+   * another service's hold or allowance is refused (`foreign_hold`) and nothing of it moves. Nor is a
+   * holder answered with another service's hold (a placement replaying a foreign hold's id).
+   */
+  async answerAs(source: HoldSource, ops: readonly HoldOp[]): Promise<(Hold | AppError)[]> {
+    const own = ops.map((op): LedgerOp | AppError => {
+      if (op.op === "settle" || op.op === "release") return { ...op, source };
+      return op.source === source ? op : BillingErrors.foreignHold(op.hold_id);
+    });
+    const sent = own.filter((op): op is LedgerOp => !(op instanceof AppError));
+    const results = sent.length === 0 ? [] : await this.ops.apply(sent);
+    let next = 0;
+    return own.map((op) => {
+      if (op instanceof AppError) return op;
+      const result = results[next++]!;
+      const hold = result instanceof Error ? null : result.hold;
+      // A release's tombstone has no organization and belongs to nobody: it is answered as it is.
+      if (hold?.organization_id && hold.source !== source) return BillingErrors.foreignHold(op.hold_id);
+      return answerOf(op, result);
+    });
   }
 
   /** Resolves with the hold, which may not be active: a release of its id got there first. */

@@ -14,9 +14,7 @@ import { AppError, onlyFrom, operationRouter, parseInput } from "@meter/service-
 import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
 import type { BooksCrossCheckService } from "./books-cross-check.service";
-
-/** The services that place and resolve holds. */
-const HOLDERS = ["text", "media-jobs", "media-jobs-worker"] as const;
+import { HOLD_SOURCE_OF, HOLDERS } from "./hold-source";
 
 const Uuid = z.uuid();
 
@@ -25,8 +23,9 @@ export function holdsInternalRoutes(holds: HoldService): Router {
   const r = Router();
   r.post(BillingEndpoints.holdOps.path, onlyFrom(...HOLDERS), async (req, res) => {
     const { ops } = parseInput(BillingEndpoints.holdOps.request, req.body);
-    // The batch goes to the database as it came: one transaction, one answer per op.
-    const results = (await holds.answer(ops)).map(resultOf);
+    // One transaction, one answer per op, all in the name of the signed caller: onlyFrom let in holders only.
+    const source = HOLD_SOURCE_OF[req.caller!]!;
+    const results = (await holds.answerAs(source, ops)).map(resultOf);
     res.json({ results });
   });
   return r;

@@ -2,6 +2,20 @@ import { writeOutboxMessage } from "@meter/messaging";
 import type { Db } from "../db";
 import type { ApiKey } from "../generated/prisma/client";
 
+/** An open allowance of a key: a hold its holder (`source`) spends locally (docs/api.md, "Allowances"). */
+export interface OpenAllowance {
+  id: string;
+  source: string | null;
+}
+
+/** What a key's holder may change after its creation (undefined: unchanged). */
+export interface KeyChanges {
+  name?: string | undefined;
+  dailyBudget?: bigint | undefined;
+  expiresAt?: Date | null | undefined;
+  budgetAlertPercents?: number[] | undefined;
+}
+
 /** Why a user may not hold a key of an organization, or "member" when they may. */
 export type MembershipCheck = "member" | "no_user" | "no_organization" | "not_member";
 
@@ -53,7 +67,7 @@ export class ApiKeyRepository {
 
   /**
    * Revokes the key and, in the same transaction, tells the gateways (`billing.key.revoked`, through the
-   * outbox). A key revoked already is returned as it is; an unknown one is undefined.
+   * outbox) and the organization's webhooks (`key.revoked`). A key revoked already is returned as it is; an unknown one is undefined.
    */
   async revoke(id: string, at: Date): Promise<ApiKey | undefined> {
     return this.db.$transaction(async (tx) => {
@@ -61,8 +75,67 @@ export class ApiKeyRepository {
       if (!row || row.status === "revoked") return row ?? undefined;
       const updated = await tx.apiKey.update({ where: { id }, data: { status: "revoked", revokedAt: at } });
       await writeOutboxMessage(tx, "billing.key.revoked", { version: "v1", key_id: id });
+      // The organization's key.revoked event (docs/api.md, "Webhooks"), in the same transaction.
+      const data = { organization_id: updated.organizationId, key_id: id, key_name: updated.name, revoked_at: at.toISOString() };
+      await tx.$queryRaw`SELECT webhook_event_emit(${updated.organizationId}::uuid, 'key.revoked', ${`key.revoked:${id}`}, ${JSON.stringify(data)}::jsonb)`;
       return updated;
     });
+  }
+
+  /**
+   * Changes an active key, under its row lock: a grant or a hold placed on the key (apply_hold_ops locks
+   * the same row) sees the key wholly before or wholly after. Returns the key and its allowances still
+   * open at the change, and budgetBefore, the daily budget the change replaced, read under the row's
+   * lock (two edits at once see each other's); "not_active" for a key revoked, expired or past its
+   * expires_at.
+   */
+  async update(
+    id: string,
+    changes: KeyChanges,
+    now: Date,
+  ): Promise<{ row: ApiKey; budgetBefore: bigint; allowances: OpenAllowance[] } | "not_active" | undefined> {
+    return this.db.$transaction(async (tx) => {
+      const [locked] = await tx.$queryRaw<{ status: string; expires_at: Date | null; daily_budget: bigint }[]>`
+        SELECT status::text AS status, expires_at, daily_budget FROM api_keys WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
+      if (!locked) return undefined;
+      if (locked.status !== "active" || (locked.expires_at !== null && locked.expires_at <= now)) return "not_active";
+      const row = await tx.apiKey.update({
+        where: { id },
+        data: {
+          ...(changes.name !== undefined ? { name: changes.name } : {}),
+          ...(changes.dailyBudget !== undefined ? { dailyBudget: changes.dailyBudget } : {}),
+          ...(changes.expiresAt !== undefined ? { expiresAt: changes.expiresAt } : {}),
+          ...(changes.budgetAlertPercents !== undefined ? { budgetAlertPercents: changes.budgetAlertPercents } : {}),
+        },
+      });
+      return { row, budgetBefore: BigInt(locked.daily_budget), allowances: await openAllowances(tx, [id]) };
+    });
+  }
+
+  /**
+   * Closes every active key whose expires_at has passed (status expired, `billing.key.expired` through
+   * the outbox, in one transaction): the keys and their allowances still open, to be called back.
+   */
+  async expireDue(now: Date, limit = 500): Promise<{ keyIds: string[]; allowances: OpenAllowance[] }> {
+    return this.db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ id: string; expires_at: Date; organization_id: string; name: string | null }[]>`
+        UPDATE api_keys SET status = 'expired'
+        WHERE id IN (SELECT id FROM api_keys WHERE status = 'active' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit} FOR NO KEY UPDATE SKIP LOCKED)
+        RETURNING id, expires_at, organization_id, name`;
+      for (const r of rows) {
+        await writeOutboxMessage(tx, "billing.key.expired", { version: "v1", key_id: r.id, expired_at: r.expires_at.toISOString() });
+        // The organization's key.expired event (docs/api.md, "Webhooks"), in the same transaction.
+        const data = { organization_id: r.organization_id, key_id: r.id, key_name: r.name, expires_at: r.expires_at.toISOString() };
+        await tx.$queryRaw`SELECT webhook_event_emit(${r.organization_id}::uuid, 'key.expired', ${`key.expired:${r.id}`}, ${JSON.stringify(data)}::jsonb)`;
+      }
+      const keyIds = rows.map((r) => r.id);
+      return { keyIds, allowances: keyIds.length > 0 ? await openAllowances(tx, keyIds) : [] };
+    });
+  }
+
+  /** The allowances of a key still open (active, not closed by their holder): what a recall asks its holder to close. */
+  async openAllowancesOf(keyId: string): Promise<OpenAllowance[]> {
+    return openAllowances(this.db, [keyId]);
   }
 
   /**
@@ -82,4 +155,10 @@ export class ApiKeyRepository {
       WHERE k.id = ${keyId}::uuid`;
     return rows[0];
   }
+}
+
+async function openAllowances(db: Pick<Db, "$queryRaw">, keyIds: string[]): Promise<OpenAllowance[]> {
+  return db.$queryRaw<OpenAllowance[]>`
+    SELECT id, source FROM holds
+    WHERE key_id = ANY (${keyIds}::uuid[]) AND kind = 'allowance' AND status = 'active' AND closing_used IS NULL`;
 }

@@ -9,6 +9,7 @@ import {
   CreateKeyRequest,
   KeyListQuery,
   MemberCreateKeyRequest,
+  UpdateKeyRequest,
 } from "@meter/contracts";
 import { onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
 import { sessionIdentityOf } from "../http/session-identity";
@@ -42,6 +43,9 @@ export function keysAdminRoutes(deps: { keys: ApiKeyService; keyUsage: KeyUsageS
     key: async (req, res) => {
       res.json(await keys.get(id(req.params.key_id)));
     },
+    updateKey: async (req, res) => {
+      res.json(await keys.update(id(req.params.key_id), parseInput(UpdateKeyRequest, req.body)));
+    },
     revokeKey: async (req, res) => {
       res.json(await keys.revoke(id(req.params.key_id)));
     },
@@ -59,6 +63,9 @@ export function memberKeysRoutes(memberKeys: MemberKeysService): Router {
     },
     createKey: async (req, res) => {
       res.status(201).json(await memberKeys.create(sessionIdentityOf(req), parseInput(MemberCreateKeyRequest, req.body)));
+    },
+    updateKey: async (req, res) => {
+      res.json(await memberKeys.update(sessionIdentityOf(req), parseInput(Uuid, req.params.key_id), parseInput(UpdateKeyRequest, req.body)));
     },
     revokeKey: async (req, res) => {
       res.json(await memberKeys.revoke(sessionIdentityOf(req), parseInput(Uuid, req.params.key_id)));

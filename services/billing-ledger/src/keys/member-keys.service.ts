@@ -1,4 +1,4 @@
-import type { CabinetKey, MemberCreateKeyRequest, SessionIdentity } from "@meter/contracts";
+import type { CabinetKey, MemberCreateKeyRequest, SessionIdentity, UpdateKeyRequest } from "@meter/contracts";
 import { CabinetErrors } from "../errors";
 import type { ApiKeyDto, ApiKeyService } from "./api-key.service";
 import type { KeyUsageService } from "./key-usage.service";
@@ -29,11 +29,21 @@ export class MemberKeysService {
   }
 
   async revoke(identity: SessionIdentity, keyId: string): Promise<CabinetKey> {
+    await this.ownKey(identity, keyId);
+    return this.withUsage(await this.keys.revoke(keyId));
+  }
+
+  /** The operator's change (ApiKeyService.update), on the member's own key. */
+  async update(identity: SessionIdentity, keyId: string, input: UpdateKeyRequest): Promise<CabinetKey> {
+    await this.ownKey(identity, keyId);
+    return this.withUsage(await this.keys.update(keyId, input));
+  }
+
+  private async ownKey(identity: SessionIdentity, keyId: string): Promise<void> {
     const { userId, organizationId } = await this.scope.of(identity);
     const key = await this.keys.get(keyId).catch(() => undefined);
     // Another member's key is as missing as one that never was.
     if (!key || key.user_id !== userId || key.organization_id !== organizationId) throw CabinetErrors.notYourKey(keyId);
-    return this.withUsage(await this.keys.revoke(keyId));
   }
 
   private async withUsage(k: ApiKeyDto): Promise<CabinetKey> {
@@ -48,6 +58,8 @@ export class MemberKeysService {
       status: k.status,
       created_at: k.created_at,
       revoked_at: k.revoked_at,
+      expires_at: k.expires_at,
+      budget_alert_percents: k.budget_alert_percents,
       usage: { day: u.day, spent_microrub: u.spent_microrub, reserved_microrub: u.reserved_microrub, remaining_microrub: u.remaining_microrub },
     };
   }

@@ -25,7 +25,7 @@ export interface BillingHarness {
    * A supertest call signed with the given identity (admin by default) and body, as the gateway (or,
    * for a service identity, that service) would sign it.
    */
-  call(method: "GET" | "POST" | "PUT" | "DELETE", path: string, identity?: Identity, body?: unknown): request.Test;
+  call(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, identity?: Identity, body?: unknown): request.Test;
   /** Runs the books check and fails the test on any discrepancy. */
   assertBooksBalance(): Promise<void>;
   close(): Promise<void>;
@@ -59,9 +59,18 @@ export async function startBilling(
   const { app, services, metrics } = composition;
   const handle = composition.database;
   const db = handle.prisma;
-  const call = (method: "GET" | "POST" | "PUT" | "DELETE", p: string, identity: Identity = { kind: "admin" }, body?: unknown) => {
+  const call = (method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", p: string, identity: Identity = { kind: "admin" }, body?: unknown) => {
     const agent = request(app);
-    const t = method === "GET" ? agent.get(p) : method === "POST" ? agent.post(p) : method === "PUT" ? agent.put(p) : agent.delete(p);
+    const t =
+      method === "GET"
+        ? agent.get(p)
+        : method === "POST"
+          ? agent.post(p)
+          : method === "PUT"
+            ? agent.put(p)
+            : method === "PATCH"
+              ? agent.patch(p)
+              : agent.delete(p);
     const signer: Deployable = identity.kind === "service" ? (identity.service as Deployable) : "gateway";
     const { headers, payload } = signedCall(signer, "billing-ledger", identity, method, p, body);
     t.set(headers);

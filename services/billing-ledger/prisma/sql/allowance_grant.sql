@@ -1,0 +1,78 @@
+-- allowance_grant: an allowance is a hold of kind 'allowance' that a service process spends locally, one
+-- request's estimate at a time (docs/api.md, "Allowances"). It is granted at most a share of what the
+-- key's budget and the organization's balance have left, in whole requests, so near a limit none is
+-- granted and the last microrubles go to per-request holds. Called by apply_hold_ops
+-- (services/billing-ledger/prisma/sql/apply_hold_ops.sql) for {op: "grant"}, the rows already locked.
+--
+-- Its outstanding reservation is amount - consumed (consumed: the estimates of the requests on it that
+-- billing has recorded, allowance_spend); organizations' and keys' `reserved` count it so. It is usable
+-- until the end of the budget day it was granted on.
+--
+-- Outcomes: granted | exists | id_reused | foreign | invalid_key | daily_budget_exceeded | insufficient_balance
+-- (exists on a release's tombstone too: the allowance is returned released, nothing granted).
+CREATE OR REPLACE FUNCTION allowance_grant(p_hold_id uuid, p_key_id uuid, p_amount bigint, p_min bigint, p_unit bigint,
+                                           p_operation text, p_source text, p_owner_ref text, p_max_share numeric,
+                                           p_now timestamptz, p_day date, p_tz text,
+                                           OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_hold holds%ROWTYPE;
+  v_key record;
+  v_org record;
+  v_spent bigint;
+  v_left_budget bigint;
+  v_left_balance bigint;
+  v_granted bigint;
+BEGIN
+  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
+  IF FOUND THEN
+    -- Granting is idempotent on the id (the amount granted may be less than asked: not compared).
+    -- A release's tombstone is returned as it is: the holder gave up on this grant, nothing is granted.
+    o_outcome := CASE
+      -- Another service's tombstone: its release does not speak for this caller's id (docs/api.md).
+      WHEN v_hold.organization_id IS NULL AND v_hold.source <> p_source THEN 'foreign'
+      WHEN v_hold.organization_id IS NOT NULL AND (v_hold.key_id IS DISTINCT FROM p_key_id OR v_hold.kind <> 'allowance') THEN 'id_reused'
+      ELSE 'exists'
+    END;
+    o_hold := v_hold;
+    RETURN;
+  END IF;
+
+  SELECT k.organization_id, k.daily_budget, k.status, k.reserved INTO v_key FROM api_keys k WHERE k.id = p_key_id;
+  IF NOT FOUND OR v_key.status <> 'active' THEN
+    o_outcome := 'invalid_key';
+    RETURN;
+  END IF;
+  SELECT COALESCE(sum(u.spent), 0) INTO v_spent FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
+  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = v_key.organization_id;
+  v_left_budget := v_key.daily_budget - v_spent - v_key.reserved;
+  v_left_balance := v_org.balance - v_org.reserved;
+  v_granted := LEAST(p_amount, floor(LEAST(v_left_budget, v_left_balance) * p_max_share)::bigint);
+  -- Whole requests of the holder's estimate: a remainder too small for one would stay parked in the
+  -- allowance while the same request is refused per request.
+  IF p_unit > 0 THEN
+    v_granted := v_granted - v_granted % p_unit;
+  END IF;
+  IF v_granted < GREATEST(p_min, 1) THEN
+    o_outcome := CASE WHEN v_left_budget <= v_left_balance THEN 'daily_budget_exceeded' ELSE 'insufficient_balance' END;
+    RETURN;
+  END IF;
+
+  INSERT INTO holds (id, organization_id, key_id, amount, status, kind, operation, source, owner_ref, created_at, usable_until)
+  VALUES (p_hold_id, v_key.organization_id, p_key_id, v_granted, 'active', 'allowance', p_operation, p_source,
+          p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING * INTO o_hold;
+  IF NOT FOUND THEN
+    -- A release of this id committed after the check above: it wins, this grants nothing.
+    SELECT * INTO o_hold FROM holds h WHERE h.id = p_hold_id;
+    o_outcome := 'exists';
+    RETURN;
+  END IF;
+  UPDATE api_keys k SET reserved = k.reserved + v_granted WHERE k.id = p_key_id;
+  UPDATE organizations o SET reserved = o.reserved + v_granted WHERE o.id = v_key.organization_id
+    RETURNING o.balance, o.reserved INTO v_org;
+  INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)
+  VALUES (v_key.organization_id, p_key_id, p_hold_id, 'hold', v_granted, v_org.balance, v_org.reserved, 'allowance', p_now);
+  o_outcome := 'granted';
+END $$;

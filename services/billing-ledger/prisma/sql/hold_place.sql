@@ -1,0 +1,81 @@
+-- hold_place: a per-request hold reserves its estimate only if it fits both the key's daily budget and
+-- the organization's available balance, so concurrent holds cannot overrun either (docs/api.md, "Money
+-- rules, in one place"). Called by apply_hold_ops (services/billing-ledger/prisma/sql/apply_hold_ops.sql)
+-- for {op: "place"}, with the key's and organization's rows already locked.
+--
+-- The daily budget: a key may place a hold while the charges settled on the budget day so far, plus every
+-- active hold of the key whenever it was placed, plus the new hold stay within its daily_budget.
+-- api_keys.reserved is the sum of the key's active holds; key_daily_usage.spent is the sum of the charges
+-- settled on each budget day; holds.budget_day is the day a settled hold's charge was booked on. A hold
+-- placed at 23:59 thus still counts after midnight, and its settlement counts on the day it is settled.
+--
+-- Outcomes: placed | exists | id_reused | foreign | invalid_key | daily_budget_exceeded | insufficient_balance;
+-- o_retry_after on a refusal that money parked in allowances caused (they come back).
+CREATE OR REPLACE FUNCTION hold_place(p_hold_id uuid, p_key_id uuid, p_amount bigint, p_operation text, p_model text,
+                                      p_source text, p_owner_ref text, p_now timestamptz, p_day date,
+                                      OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_hold holds%ROWTYPE;
+  v_key record;
+  v_org record;
+  v_spent bigint;
+BEGIN
+  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
+  IF FOUND THEN
+    -- A replay must describe the same reservation; a release's tombstone (no organization) is
+    -- returned as it is, so a placement that arrives after its caller gave up places nothing.
+    o_outcome := CASE
+      -- Another service's tombstone: its release does not speak for this caller's id (docs/api.md).
+      WHEN v_hold.organization_id IS NULL AND v_hold.source <> p_source THEN 'foreign'
+      WHEN v_hold.organization_id IS NOT NULL
+        AND (v_hold.key_id IS DISTINCT FROM p_key_id OR v_hold.amount <> p_amount OR v_hold.kind <> 'request') THEN 'id_reused'
+      ELSE 'exists'
+    END;
+    o_hold := v_hold;
+    RETURN;
+  END IF;
+
+  SELECT k.organization_id, k.daily_budget, k.status, k.reserved INTO v_key FROM api_keys k WHERE k.id = p_key_id;
+  IF NOT FOUND OR v_key.status <> 'active' THEN
+    o_outcome := 'invalid_key';
+    RETURN;
+  END IF;
+  SELECT COALESCE(sum(u.spent), 0) INTO v_spent FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
+  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = v_key.organization_id;
+  IF v_spent + v_key.reserved + p_amount > v_key.daily_budget THEN
+    o_outcome := 'daily_budget_exceeded';
+  ELSIF v_org.balance - v_org.reserved < p_amount THEN
+    o_outcome := 'insufficient_balance';
+  ELSE
+    INSERT INTO holds (id, organization_id, key_id, amount, status, operation, model, source, owner_ref, created_at)
+    VALUES (p_hold_id, v_key.organization_id, p_key_id, p_amount, 'active', p_operation, p_model, p_source, p_owner_ref, p_now)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING * INTO o_hold;
+    IF NOT FOUND THEN
+      -- A release of this id committed after the check above: it wins, this places nothing.
+      SELECT * INTO o_hold FROM holds h WHERE h.id = p_hold_id;
+      o_outcome := 'exists';
+      RETURN;
+    END IF;
+    UPDATE api_keys k SET reserved = k.reserved + p_amount WHERE k.id = p_key_id;
+    UPDATE organizations o SET reserved = o.reserved + p_amount WHERE o.id = v_key.organization_id
+      RETURNING o.balance, o.reserved INTO v_org;
+    INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, created_at)
+    VALUES (v_key.organization_id, p_key_id, p_hold_id, 'hold', p_amount, v_org.balance, v_org.reserved, p_now);
+    o_outcome := 'placed';
+    RETURN;
+  END IF;
+
+  -- Would it fit with the allowances of the key (budget) and of its organization (balance) returned?
+  -- Then money parked in them refused it, and they come back within the holders' idle time: the
+  -- caller may try again then.
+  o_retry_after := v_spent + v_key.reserved - COALESCE((
+                     SELECT sum(a.amount - a.consumed) FROM holds a
+                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.key_id = p_key_id), 0)
+                     + p_amount <= v_key.daily_budget
+                   AND v_org.balance - v_org.reserved + COALESCE((
+                     SELECT sum(a.amount - a.consumed) FROM holds a
+                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.organization_id = v_key.organization_id), 0)
+                     >= p_amount;
+END $$;

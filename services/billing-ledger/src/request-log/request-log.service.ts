@@ -1,0 +1,93 @@
+import type {
+  CabinetRequestLogFilter,
+  CabinetRequestLogQuery,
+  KeyIdentity,
+  RequestLogEntry,
+  RequestLogList,
+  RequestLogQuery,
+  SessionIdentity,
+} from "@meter/contracts";
+import type { AccountService } from "../accounts/account.service";
+import type { MemberScope } from "../accounts/member-scope";
+import { BillingErrors } from "../errors";
+import { decodeCursor, encodeCursor } from "./request-log-cursor";
+import type { RequestLogOwner, RequestLogSearch, RequestLogStore } from "./request-log.store";
+
+/** Rows one CSV export carries at most. */
+export const REQUEST_LOG_CSV_MAX_ROWS = 100_000;
+const EXPORT_PAGE = 1_000;
+
+export interface RequestLogExport {
+  organizationId: string;
+  pages: AsyncGenerator<RequestLogEntry[]>;
+}
+
+/**
+ * Who reads which entries: a key its own (`GET /v1/usage/requests`, no scope needed), a member their
+ * chosen organization's (the cabinet's Requests page), the operator any organization's. The page and
+ * its CSV share one filter, so the export holds exactly the rows the page lists.
+ */
+export class RequestLogService {
+  constructor(
+    private readonly store: RequestLogStore,
+    private readonly scope: MemberScope,
+    private readonly accounts: AccountService,
+  ) {}
+
+  forKey(identity: KeyIdentity, q: RequestLogQuery): Promise<RequestLogList> {
+    return this.page({ keyId: identity.key_id }, q);
+  }
+
+  async forMember(identity: SessionIdentity, q: CabinetRequestLogQuery): Promise<RequestLogList> {
+    const { organizationId } = await this.scope.of(identity);
+    return this.page({ organizationId, keyId: q.key_id }, q);
+  }
+
+  async forOrganization(organizationId: string, q: CabinetRequestLogQuery): Promise<RequestLogList> {
+    await this.accounts.getOrganization(organizationId);
+    return this.page({ organizationId, keyId: q.key_id }, q);
+  }
+
+  /** Checks access at once (a refusal is an HTTP error, not a broken download), then yields pages. */
+  async exportForMember(identity: SessionIdentity, f: CabinetRequestLogFilter): Promise<RequestLogExport> {
+    const { organizationId } = await this.scope.of(identity);
+    return { organizationId, pages: this.pages({ organizationId, keyId: f.key_id }, f) };
+  }
+
+  async exportForOrganization(organizationId: string, f: CabinetRequestLogFilter): Promise<RequestLogExport> {
+    await this.accounts.getOrganization(organizationId);
+    return { organizationId, pages: this.pages({ organizationId, keyId: f.key_id }, f) };
+  }
+
+  private async page(owner: RequestLogOwner, q: Omit<RequestLogQuery, "cursor"> & { cursor?: string | undefined }): Promise<RequestLogList> {
+    const search = searchOf(owner, q);
+    const rows = await this.store.search({ ...search, ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}), limit: q.limit + 1 });
+    const data = rows.slice(0, q.limit);
+    const hasMore = rows.length > q.limit;
+    return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? encodeCursor(data.at(-1)!) : null };
+  }
+
+  private async *pages(owner: RequestLogOwner, f: CabinetRequestLogFilter): AsyncGenerator<RequestLogEntry[]> {
+    const search = searchOf(owner, f);
+    let after: RequestLogSearch["after"];
+    for (let sent = 0; sent < REQUEST_LOG_CSV_MAX_ROWS;) {
+      const rows = await this.store.search({ ...search, after, limit: Math.min(EXPORT_PAGE, REQUEST_LOG_CSV_MAX_ROWS - sent) });
+      if (rows.length === 0) return;
+      yield rows;
+      sent += rows.length;
+      const last = rows.at(-1)!;
+      after = { createdAt: new Date(last.created_at), holdId: last.id };
+    }
+  }
+}
+
+function searchOf(
+  owner: RequestLogOwner,
+  f: { from?: string | undefined; to?: string | undefined; model?: string | undefined; status?: string | undefined },
+): Omit<RequestLogSearch, "limit"> {
+  const from = f.from ? new Date(f.from) : undefined;
+  const to = f.to ? new Date(f.to) : undefined;
+  if (from && to && from >= to) throw BillingErrors.badRequestLogRange();
+  const status = f.status === undefined ? undefined : f.status === "succeeded" || f.status === "failed" ? f.status : Number(f.status);
+  return { owner, from, to, model: f.model, status };
+}
