@@ -21,6 +21,31 @@ export const CreateKeyRequest = z.strictObject({
 });
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;
 
+/** Percents of a key's daily budget whose crossing sends `budget.threshold`: 1..100, at most 10, stored sorted. */
+export const BudgetAlertPercents = z
+  .array(z.int().min(1).max(100))
+  .max(10)
+  .refine((a) => new Set(a).size === a.length, "each percent at most once")
+  .transform((a) => [...a].sort((x, y) => x - y));
+
+/**
+ * `PATCH /admin/v1/keys/{key_id}` (and the member's own): what a key's holder may change after its
+ * creation; at least one field. `expires_at` a future time with its offset, or null (never expires).
+ */
+export const UpdateKeyRequest = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    daily_budget_microrub: Microrub.optional(),
+    expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    budget_alert_percents: BudgetAlertPercents.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, "name at least one field to change");
+export type UpdateKeyRequest = z.infer<typeof UpdateKeyRequest>;
+
+/** `PATCH /admin/v1/organizations/{organization_id}`: under `low_balance_microrub` of available balance, `balance.low` is sent; null: never. */
+export const UpdateOrganizationRequest = z.strictObject({ low_balance_microrub: Microrub.nullable() });
+export type UpdateOrganizationRequest = z.infer<typeof UpdateOrganizationRequest>;
+
 export const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.coerce.number().int().min(1).optional(),
@@ -28,6 +53,16 @@ export const ListQuery = z.object({
 
 /** The operator's lists (`GET /admin/v1/users`, `/organizations`): the newest first. */
 export const AdminListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(100) });
+/**
+ * `GET /admin/v1/organizations`: newest first, a page at a time; `q` finds organizations whose name
+ * contains it (any case) or whose id it is.
+ */
+export const AdminOrganizationsQuery = z.strictObject({
+  q: z.string().trim().max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  cursor: z.uuid().optional().describe("next_cursor of the previous page"),
+});
+export type AdminOrganizationsQuery = z.infer<typeof AdminOrganizationsQuery>;
 /** `GET /admin/v1/catalog/activity`: the window of days whose charges are counted. */
 export const CatalogActivityQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
 export const KeyListQuery = z.object({ organization_id: z.uuid().optional(), user_id: z.uuid().optional() });

@@ -4,6 +4,7 @@ import { Operation } from "./scopes";
 import { KeyIdentity } from "./identity";
 import { Catalog } from "./catalog";
 import { endpoint } from "./endpoints";
+import { RequestLogFields } from "./request-log";
 
 /** POST /internal/v1/keys/verify */
 export const VerifyKeyRequest = z.object({ key: z.string().min(1).max(512) });
@@ -11,6 +12,8 @@ export const VerifyKeyResponse = z.object({
   identity: KeyIdentity,
   daily_budget_microrub: Microrub,
   status: z.literal("active"),
+  /** From then on the key is refused: a gateway keeps the answer no longer. */
+  expires_at: z.string().nullable().optional(),
 });
 export type VerifyKeyResponse = z.infer<typeof VerifyKeyResponse>;
 
@@ -133,8 +136,11 @@ export type BalanceResponse = z.infer<typeof BalanceResponse>;
  */
 export const HoldOp = z.discriminatedUnion("op", [
   PlaceHoldRequest.extend({ op: z.literal("place") }),
-  SettleHoldRequest.extend({ op: z.literal("settle"), hold_id: z.uuid() }),
-  ReleaseHoldRequest.extend({ op: z.literal("release"), hold_id: z.uuid() }),
+  // A request's hold placed on an allowance names it, as its command on the bus does: a holder whose
+  // bus is down hands its commands over here instead (docs/api.md, "Allowances").
+  // The request log's fields ride along too (docs/api.md "Request log").
+  SettleHoldRequest.extend({ op: z.literal("settle"), hold_id: z.uuid(), allowance: AllowanceSpend.optional(), log: RequestLogFields.optional() }),
+  ReleaseHoldRequest.extend({ op: z.literal("release"), hold_id: z.uuid(), allowance: AllowanceSpend.optional(), log: RequestLogFields.optional() }),
   GrantAllowanceRequest.extend({ op: z.literal("grant") }),
 ]);
 export type HoldOp = z.infer<typeof HoldOp>;
@@ -248,6 +254,21 @@ export const FinalHoldsResponse = z.object({
   restored_at: z.iso.datetime().nullable(),
 });
 export type FinalHoldsResponse = z.infer<typeof FinalHoldsResponse>;
+
+/**
+ * Allowances a holder's final records name that billing-ledger has no open record of (its database
+ * was restored from before their grant, or it returned them): the holder places no more requests on
+ * them and closes them, and its next request on the key gets a new grant. Answers the ids it closed now.
+ */
+export const UnknownAllowancesRequest = z.strictObject({ allowance_ids: z.array(z.uuid()).min(1).max(500) });
+export type UnknownAllowancesRequest = z.infer<typeof UnknownAllowancesRequest>;
+export const UnknownAllowancesResponse = z.object({ closed: z.array(z.uuid()) });
+export type UnknownAllowancesResponse = z.infer<typeof UnknownAllowancesResponse>;
+
+/** What a service that holds allowances (text) serves to billing-ledger beside HoldOwnerEndpoints. */
+export const AllowanceHolderEndpoints = {
+  unknownAllowances: endpoint("POST", "/internal/v1/allowances/unknown", UnknownAllowancesRequest, UnknownAllowancesResponse),
+};
 
 /** What every service that places holds serves to billing-ledger. */
 export const HoldOwnerEndpoints = {

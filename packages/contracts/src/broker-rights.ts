@@ -11,9 +11,10 @@ const UNROUTED_EXCHANGE = BusExchanges.unrouted;
  * (matched against exchange and queue names alike; the default exchange is `amq.default`) and topic
  * permissions on the `meter` exchange (routing keys it may publish, and bind its queues to). Each is
  * exactly what the process does (packages/messaging: topology.ts, consumer.ts): connectBus declares the exchanges and the
- * unrouted queue; a publisher of commands declares and binds their queue; a consumer declares its queue,
- * delay queues, dead-letter queue and moves exchange, binds and reads it, and moves copies through its
- * moves exchange.
+ * unrouted queue; a consumer declares its queue, delay queues, dead-letter queue and moves exchange, binds
+ * and reads it, and moves copies through its moves exchange. Each queue is declared by its consumer only:
+ * a publisher of commands publishes to `meter` and has no right on their queue (it only waits, by passive
+ * declarations, which need none, for the consumer to have declared it: Bus.requireQueue).
  * mcp uses no bus and has no user.
  */
 export interface BrokerRights {
@@ -38,8 +39,6 @@ export function brokerUserName(deployable: BusDeployable): string {
 const NOTHING = "^$";
 
 interface Role {
-  /** Command queues it declares as a publisher (CommandQueues), so commands wait for their consumer. */
-  declares: readonly QueueOf[];
   /** Durable queues it consumes, with their delay and dead-letter queues. */
   consumes: readonly QueueOf[];
   /** Prefixes of its exclusive queues (`<prefix>.<random>` or deeper). */
@@ -52,55 +51,43 @@ const CATALOG_CHANGED: QueueOf = { queue: "", routingKeys: ["billing.catalog.cha
 const KEY_REVOKED: QueueOf = { queue: "", routingKeys: ["billing.key.revoked"] };
 
 const ROLES: Record<BusDeployable, Role & { exclusiveKeys: readonly QueueOf[] }> = {
-  gateway: { declares: [], consumes: [], exclusive: ["gateway.key-revoked", "gateway.catalog-changed"], exclusiveKeys: [KEY_REVOKED, CATALOG_CHANGED] },
-  text: { declares: [CommandQueues.billingHoldCommands], consumes: [], exclusive: ["text.catalog-changed"], exclusiveKeys: [CATALOG_CHANGED] },
-  "media-jobs": {
-    declares: [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands],
-    consumes: [],
-    exclusive: ["media-jobs.catalog-changed"],
-    exclusiveKeys: [CATALOG_CHANGED],
-  },
-  "media-jobs-worker": { declares: [CommandQueues.billingHoldCommands], consumes: [CommandQueues.mediaJobs], exclusive: [], exclusiveKeys: [] },
-  files: { declares: [CommandQueues.filesVerification], consumes: [], exclusive: [], exclusiveKeys: [] },
-  "files-worker": { declares: [], consumes: [CommandQueues.filesVerification], exclusive: [], exclusiveKeys: [] },
-  "billing-ledger": { declares: [], consumes: [CommandQueues.billingHoldCommands], exclusive: [], exclusiveKeys: [] },
+  gateway: { consumes: [], exclusive: ["gateway.key-revoked", "gateway.catalog-changed"], exclusiveKeys: [KEY_REVOKED, CATALOG_CHANGED] },
+  text: { consumes: [], exclusive: ["text.catalog-changed"], exclusiveKeys: [CATALOG_CHANGED] },
+  "media-jobs": { consumes: [], exclusive: ["media-jobs.catalog-changed"], exclusiveKeys: [CATALOG_CHANGED] },
+  "media-jobs-worker": { consumes: [CommandQueues.mediaJobs], exclusive: [], exclusiveKeys: [] },
+  files: { consumes: [], exclusive: [], exclusiveKeys: [] },
+  "files-worker": { consumes: [CommandQueues.filesVerification], exclusive: [], exclusiveKeys: [] },
+  "billing-ledger": { consumes: [CommandQueues.billingHoldCommands], exclusive: [], exclusiveKeys: [] },
 };
 
 const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const anyOf = (patterns: readonly string[]) => (patterns.length === 0 ? NOTHING : `^(${[...new Set(patterns)].join("|")})$`);
+/**
+ * A consumer's queue, dead-letter and delay queues, moves exchange, and the holding queues
+ * (`<name>.moving`) through which it moves a classic queue of an earlier release to a quorum queue:
+ * reading its dead-letter queue is needed only to empty it into one.
+ */
+const ownQueues = (q: string) => `${q}((\\.dlq|\\.delay\\.[0-9]+)?(\\.moving)?|\\.moves)`;
 const keysOf = (queues: readonly QueueOf[]) => queues.flatMap((q) => q.routingKeys);
 
 export function brokerRights(deployable: BusDeployable): BrokerRights {
   const role = ROLES[deployable];
-  const declared = role.declares.map((q) => escape(q.queue));
   const consumed = role.consumes.map((q) => escape(q.queue));
   const exclusive = role.exclusive.map((prefix) => `${escape(prefix)}\\..+`);
   // Every process: the exchanges and the unrouted queue, declared (and, once, replaced) on each connect.
   const unrouted = escape(UNROUTED_EXCHANGE);
   const publishes = (Object.keys(MessageProducers) as RoutingKey[]).filter((key) => (MessageProducers[key] as readonly Deployable[]).includes(deployable));
-  const bindsKeys = [...keysOf(role.declares), ...keysOf(role.consumes), ...keysOf(role.exclusiveKeys)];
+  const bindsKeys = [...keysOf(role.consumes), ...keysOf(role.exclusiveKeys)];
   return {
-    configure: anyOf([
-      escape(EXCHANGE),
-      unrouted,
-      ...declared.map((q) => `${q}(\\.dlq)?`),
-      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
-      ...exclusive,
-    ]),
+    configure: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => ownQueues(q)), ...exclusive]),
     // Binding needs write on the queue; publishing, write on the exchange; declaring `meter`, write on its
     // alternate exchange; moving a copy (and declaring a delay queue that dead-letters), write on the
     // consumer's own moves exchange. Never the default exchange, which reaches every queue by name.
-    write: anyOf([
-      unrouted,
-      ...(publishes.length > 0 ? [escape(EXCHANGE)] : []),
-      ...declared,
-      ...consumed.map((q) => `${q}(\\.dlq|\\.delay\\.[0-9]+|\\.moves)?`),
-      ...exclusive,
-    ]),
+    write: anyOf([unrouted, ...(publishes.length > 0 ? [escape(EXCHANGE)] : []), ...consumed.map((q) => ownQueues(q)), ...exclusive]),
     // Binding needs read on the exchange (`meter`, a moves exchange), and so does declaring `meter` with its
     // alternate exchange; consuming needs read on the queue, and declaring a delay queue (it dead-letters)
     // read on it.
-    read: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => `${q}(\\.delay\\.[0-9]+|\\.moves)?`), ...exclusive]),
+    read: anyOf([escape(EXCHANGE), unrouted, ...consumed.map((q) => ownQueues(q)), ...exclusive]),
     topicWrite: anyOf(publishes.map(escape)),
     topicRead: anyOf(bindsKeys.map(escape)),
   };

@@ -102,8 +102,27 @@ export const CabinetLedgerLinesQuery = z.strictObject({
   cursor: z.coerce.number().int().min(1).optional(),
 });
 export type CabinetLedgerLinesQuery = z.infer<typeof CabinetLedgerLinesQuery>;
+/** `GET /ledger.csv`: the lines the Ledger page shows under the same filter, every page of them. */
+export const CabinetLedgerCsvQuery = CabinetLedgerLinesQuery.pick({ status: true, since: true, until: true });
+export type CabinetLedgerCsvQuery = z.infer<typeof CabinetLedgerCsvQuery>;
+/**
+ * What a line is: a credit, one request, or an allowance (money set aside for a key's next requests by
+ * the service that runs them, returned within seconds of their end; docs/api.md "Allowances").
+ */
+export const LedgerLineKind = z.enum(["credit", "request", "allowance"]);
+export type LedgerLineKind = z.infer<typeof LedgerLineKind>;
 
-export const SpendQuery = z.strictObject({ days: z.coerce.number().int().min(1).max(90).default(30) });
+const BudgetDay = z.iso.date().describe("a budget day, YYYY-MM-DD in BUDGET_TIMEZONE");
+/**
+ * The spend report's window: the `days` budget days ending today, or `from` to `to` (today when left
+ * out), at most 366 days.
+ */
+export const SpendQuery = z
+  .strictObject({ days: z.coerce.number().int().min(1).max(366).default(30), from: BudgetDay.optional(), to: BudgetDay.optional() })
+  .refine((q) => !q.to || q.from, { message: "`to` needs `from`", path: ["to"] })
+  .refine((q) => !q.from || !q.to || q.from <= q.to, { message: "`from` must not be after `to`", path: ["from"] })
+  .refine((q) => !q.from || !q.to || Date.parse(q.to) - Date.parse(q.from) < 366 * 86_400_000, { message: "at most 366 days", path: ["to"] });
+export type SpendQuery = z.infer<typeof SpendQuery>;
 
 // The operator's additions to the admin API.
 export const CreateInvitationRequest = z.strictObject({ email: Email, organization_id: z.uuid().optional() });
@@ -111,158 +130,205 @@ export type CreateInvitationRequest = z.infer<typeof CreateInvitationRequest>;
 export const InvitationStatus = z.enum(["pending", "used", "expired", "revoked"]);
 export type InvitationStatus = z.infer<typeof InvitationStatus>;
 
-// Answers, shared with the pages (which import these types only).
-export interface CabinetOrganization {
-  id: string;
-  name: string;
-}
+// Answers, shared with the pages (which import these types only) and the OpenAPI document.
+const Timestamp = z.string().describe("ISO 8601");
 
-export interface CabinetMe {
-  object: "cabinet_session";
-  role: "member";
-  user: { id: string; email: string };
-  organizations: CabinetOrganization[];
+export const CabinetOrganization = z.object({ id: z.uuid(), name: z.string() });
+export type CabinetOrganization = z.infer<typeof CabinetOrganization>;
+
+const SessionInfo = z.object({ id: z.uuid(), expires_at: Timestamp });
+
+export const CabinetMe = z.object({
+  object: z.literal("cabinet_session"),
+  role: z.literal("member"),
+  user: z.object({ id: z.uuid(), email: z.string() }),
+  organizations: z.array(CabinetOrganization),
   /** The organization the switcher points at (null when the user belongs to none). */
-  organization_id: string | null;
+  organization_id: z.uuid().nullable(),
   /** BUDGET_TIMEZONE: the zone a key's budget day starts at 00:00 in. */
-  budget_timezone: string;
-  session: { id: string; expires_at: string };
-}
+  budget_timezone: z.string(),
+  session: SessionInfo,
+});
+export type CabinetMe = z.infer<typeof CabinetMe>;
 
-export interface OperatorMe {
-  object: "cabinet_session";
-  role: "operator";
-  budget_timezone: string;
-  session: { id: string; expires_at: string };
-}
+export const OperatorMe = z.object({
+  object: z.literal("cabinet_session"),
+  role: z.literal("operator"),
+  budget_timezone: z.string(),
+  session: SessionInfo,
+});
+export type OperatorMe = z.infer<typeof OperatorMe>;
+
+/** `GET /cabinet/api/me` and the organization switch: a member's session or the operator's. */
+export const CabinetSession = z.discriminatedUnion("role", [CabinetMe, OperatorMe]);
+
+/** What the sign-in routes answer; the session's secret is only in its HttpOnly cookie. */
+export const CabinetSignedIn = z.object({ object: z.literal("cabinet_session"), role: SessionRole, expires_at: Timestamp });
+
+/** The sign-out routes: how many sessions ended. */
+export const SignedOut = z.looseObject({ signed_out: z.int().nonnegative() });
 
 /** One day's charges of one model and operation (days are budget days, as the budget counts them). */
-export interface SpendPoint {
-  day: string;
-  model: string;
-  operation: Operation | string;
-  amount_microrub: number;
-  requests: number;
-}
+/**
+ * A member's balance: the admin balance, and of what is reserved the part set aside in allowances for
+ * keys' next requests (returned within seconds once they stop), apart from requests in progress.
+ */
+export const CabinetBalance = z.object({
+  balance_microrub: z.int(),
+  reserved_microrub: Microrub,
+  available_microrub: z.int(),
+  set_aside_microrub: Microrub,
+});
+export type CabinetBalance = z.infer<typeof CabinetBalance>;
 
-export interface SpendReport {
-  object: "spend_report";
-  organization_id: string;
-  timezone: string;
+export const SpendPoint = z.object({
+  day: z.string(),
+  model: z.string(),
+  operation: z.string(),
+  amount_microrub: Microrub,
+  requests: z.int().nonnegative(),
+});
+export type SpendPoint = z.infer<typeof SpendPoint> & { operation: Operation | string };
+
+export const SpendReport = z.object({
+  object: z.literal("spend_report"),
+  organization_id: z.uuid(),
+  timezone: z.string(),
   /** Every budget day of the window, oldest first (days without spend included). */
-  days: string[];
-  data: SpendPoint[];
-}
+  days: z.array(z.string()),
+  data: z.array(SpendPoint),
+  /** The window's charges per key, biggest first (key_name null for a key without a name). */
+  by_key: z.array(z.object({ key_id: z.uuid().nullable(), key_name: z.string().nullable(), amount_microrub: Microrub, requests: z.int().nonnegative() })),
+  /** Totals per calendar month of budget days, the 12 months ending with the window's last day, oldest first. */
+  months: z.array(z.object({ month: z.string().describe("YYYY-MM"), amount_microrub: Microrub, requests: z.int().nonnegative() })),
+});
+export type SpendReport = z.infer<typeof SpendReport>;
 
-export interface CabinetKey {
-  id: string;
-  object: "api_key";
-  name: string | null;
-  prefix: string;
-  scopes: Scope[];
-  daily_budget_microrub: number;
-  status: "active" | "revoked";
-  created_at: string;
-  revoked_at: string | null;
+export const CabinetKey = z.object({
+  id: z.uuid(),
+  object: z.literal("api_key"),
+  name: z.string().nullable(),
+  prefix: z.string(),
+  scopes: z.array(Scope),
+  daily_budget_microrub: Microrub,
+  status: z.enum(["active", "revoked", "expired"]),
+  created_at: Timestamp,
+  revoked_at: Timestamp.nullable(),
+  expires_at: Timestamp.nullable(),
+  budget_alert_percents: z.array(z.int()),
   /** Today's budget day: settled today plus every active hold, as a hold sees it. */
-  usage: { day: string; spent_microrub: number; reserved_microrub: number; remaining_microrub: number };
-}
+  usage: z.object({ day: z.string(), spent_microrub: Microrub, reserved_microrub: Microrub, remaining_microrub: z.int() }),
+});
+export type CabinetKey = z.infer<typeof CabinetKey>;
+/** A member's new key: the key itself, shown once. */
+export const CreatedCabinetKey = z.looseObject({ ...CabinetKey.shape, key: z.string() });
+export const CabinetKeyList = z.object({ object: z.literal("list"), data: z.array(CabinetKey) });
 
-export interface CabinetLedgerEntry {
-  id: number;
-  kind: LedgerKind;
-  amount_microrub: number;
-  balance_after_microrub: number;
-  reserved_after_microrub: number;
-  key_id: string | null;
-  key_name: string | null;
-  hold_id: string | null;
-  model: string | null;
-  operation: string | null;
-  reference: string | null;
-  created_at: string;
-}
+export const CabinetLedgerEntry = z.object({
+  id: z.int(),
+  kind: LedgerKind,
+  amount_microrub: z.int(),
+  balance_after_microrub: z.int(),
+  reserved_after_microrub: z.int(),
+  key_id: z.uuid().nullable(),
+  key_name: z.string().nullable(),
+  hold_id: z.string().nullable(),
+  model: z.string().nullable(),
+  operation: z.string().nullable(),
+  reference: z.string().nullable(),
+  created_at: Timestamp,
+});
+export type CabinetLedgerEntry = z.infer<typeof CabinetLedgerEntry>;
 
 /** One credit or one request (its hold, then its charge or release) as one line. */
-export interface CabinetLedgerLine {
+export const CabinetLedgerLine = z.object({
   /** The id of the line's first entry (the credit, or the hold): the cursor. */
-  id: number;
-  status: LedgerLineStatus;
+  id: z.int(),
+  kind: LedgerLineKind,
+  status: LedgerLineStatus,
   /**
    * What the line does to the balance, signed: + a credit, − a charge, − an amount still reserved (it
    * counts against what is available until the request ends), 0 once released.
    */
-  amount_microrub: number;
+  amount_microrub: z.int(),
   /** What the request reserved (0 for a credit). */
-  reserved_microrub: number;
-  operation: string | null;
-  model: string | null;
-  key_id: string | null;
-  key_name: string | null;
-  hold_id: string | null;
-  reference: string | null;
-  created_at: string;
+  reserved_microrub: z.int(),
+  operation: z.string().nullable(),
+  model: z.string().nullable(),
+  key_id: z.uuid().nullable(),
+  key_name: z.string().nullable(),
+  hold_id: z.string().nullable(),
+  reference: z.string().nullable(),
+  created_at: Timestamp,
   /** When the request was charged or released; null while reserved, and for a credit. */
-  resolved_at: string | null;
-}
+  resolved_at: Timestamp.nullable(),
+});
+export type CabinetLedgerLine = z.infer<typeof CabinetLedgerLine>;
 
-export interface CabinetLedgerLines {
-  object: "list";
-  data: CabinetLedgerLine[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+export const CabinetLedgerLines = z.object({
+  object: z.literal("list"),
+  data: z.array(CabinetLedgerLine),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});
+export type CabinetLedgerLines = z.infer<typeof CabinetLedgerLines>;
 
-export interface CabinetLedgerPage {
-  object: "list";
-  data: CabinetLedgerEntry[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+export const CabinetLedgerPage = z.object({
+  object: z.literal("list"),
+  data: z.array(CabinetLedgerEntry),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});
+export type CabinetLedgerPage = z.infer<typeof CabinetLedgerPage>;
 
-export interface AdminOrganization {
-  id: string;
-  name: string;
-  created_at: string;
-  members: number;
-  balance_microrub: number;
-  reserved_microrub: number;
-  available_microrub: number;
-}
+export const AdminOrganization = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  created_at: Timestamp,
+  members: z.int().nonnegative(),
+  balance_microrub: z.int(),
+  reserved_microrub: Microrub,
+  available_microrub: z.int(),
+});
+export type AdminOrganization = z.infer<typeof AdminOrganization>;
 
-export interface AdminUser {
-  id: string;
-  email: string;
-  created_at: string;
-  has_password: boolean;
-  last_sign_in_at: string | null;
-  organizations: CabinetOrganization[];
-}
+export const AdminUser = z.object({
+  id: z.uuid(),
+  email: z.string(),
+  created_at: Timestamp,
+  has_password: z.boolean(),
+  last_sign_in_at: Timestamp.nullable(),
+  organizations: z.array(CabinetOrganization),
+});
+export type AdminUser = z.infer<typeof AdminUser>;
 
-export interface Invitation {
-  id: string;
-  object: "invitation";
-  user_id: string;
-  email: string;
-  status: InvitationStatus;
-  created_at: string;
-  expires_at: string;
-  used_at: string | null;
-}
+export const Invitation = z.object({
+  id: z.uuid(),
+  object: z.literal("invitation"),
+  user_id: z.uuid(),
+  email: z.string(),
+  status: InvitationStatus,
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  used_at: Timestamp.nullable(),
+});
+export type Invitation = z.infer<typeof Invitation>;
 
 /** Returned once, at creation: the token (in `link_path`) is never stored nor shown again. */
-export interface CreatedInvitation extends Invitation {
-  token: string;
+export const CreatedInvitation = Invitation.extend({
+  token: z.string(),
   /** Append to the gateway's base URL: `/cabinet/welcome#invitation=<token>`. */
-  link_path: string;
-}
+  link_path: z.string(),
+});
+export type CreatedInvitation = z.infer<typeof CreatedInvitation>;
 
 /** What a catalog change would touch: a model's recent traffic and the holds placed at its old price. */
-export interface ModelActivity {
-  model: string;
-  operation: string;
-  settled_requests: number;
-  settled_microrub: number;
-  active_holds: number;
-  reserved_microrub: number;
-}
+export const ModelActivity = z.object({
+  model: z.string(),
+  operation: z.string(),
+  settled_requests: z.int().nonnegative(),
+  settled_microrub: Microrub,
+  active_holds: z.int().nonnegative(),
+  reserved_microrub: Microrub,
+});
+export type ModelActivity = z.infer<typeof ModelActivity>;

@@ -74,6 +74,34 @@ export const Provider = z.strictObject({
 });
 export type Provider = z.infer<typeof Provider>;
 
+/**
+ * One of a model's providers (docs/api.md, "Several providers per model"): lower `priority` is tried
+ * first (0 when absent); among equal priorities requests are spread in proportion to `weight` (1 when
+ * absent); `rpm` caps the calls sent to it per minute and `tpm` the tokens (each request counted at its
+ * estimate until its usage is known), all text replicas together.
+ */
+export const RoutedProvider = Provider.extend({
+  priority: z.int().min(0).max(1000).optional(),
+  weight: z.int().min(1).max(1000).optional(),
+  rpm: z.int().min(1).max(1_000_000).optional(),
+  tpm: z.int().min(1).max(1_000_000_000).optional(),
+});
+export type RoutedProvider = z.infer<typeof RoutedProvider>;
+
+/**
+ * What names a provider to the operator (records, logs, metrics) and keys its health: the same kind,
+ * host, upstream model and key are one provider, whichever models list it.
+ */
+export function providerIdOf(p: Provider): string {
+  const host = p.base_url ? new URL(p.base_url).host : "";
+  return `${p.kind}:${host}/${p.upstream_model ?? ""}${p.api_key_env ? `#${p.api_key_env}` : ""}`;
+}
+
+/** A model's providers: `providers` when the entry has the list, else its one `provider`. */
+export function providersOf(m: { provider: Provider; providers?: RoutedProvider[] | undefined }): RoutedProvider[] {
+  return m.providers && m.providers.length > 0 ? m.providers : [m.provider];
+}
+
 /** Default of UPSTREAM_KEY_ENV_PATTERN: the environment variables an upstream's API key may be read from. */
 export const DEFAULT_UPSTREAM_KEY_ENV_PATTERN = "^[A-Z][A-Z0-9_]*_API_KEY$";
 
@@ -111,27 +139,44 @@ export function upstreamKeyEnvRefusal(name: string, pattern: RegExp): string | u
   return rule ? `"${name}" is one of this system's own settings (${rule}), never an upstream key` : undefined;
 }
 
-/** Body of `PUT /admin/v1/models/{model_id}`. */
+/**
+ * Body of `PUT /admin/v1/models/{model_id}`: either `provider` (one) or `providers` (tried by priority,
+ * spread by weight), never both.
+ */
 export const ModelUpsert = z
   .strictObject({
     enabled: z.boolean(),
-    provider: Provider,
+    provider: Provider.optional(),
+    providers: z.array(RoutedProvider).min(1).max(16).optional(),
     operations: Operations,
     display_name: z.string().min(1).max(200).optional(),
   })
   .superRefine((m, ctx) => {
-    if (m.provider.kind !== "local" && !m.provider.base_url) {
-      ctx.addIssue({ code: "custom", path: ["provider", "base_url"], message: "required for a remote provider" });
+    if ((m.provider === undefined) === (m.providers === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["providers"], message: "give either provider or providers" });
+      return;
     }
+    const [path, list] = m.providers ? (["providers", m.providers] as const) : (["provider", [m.provider!]] as const);
+    const seen = new Set<string>();
+    list.forEach((p, i) => {
+      const at = path === "providers" ? [path, i] : [path];
+      if (p.kind !== "local" && !p.base_url) ctx.addIssue({ code: "custom", path: [...at, "base_url"], message: "required for a remote provider" });
+      else if (seen.has(providerIdOf(p))) ctx.addIssue({ code: "custom", path: at, message: "the same provider is listed twice" });
+      else seen.add(providerIdOf(p));
+    });
   });
 export type ModelUpsert = z.infer<typeof ModelUpsert>;
 
-/** A catalog entry as services see it (internal: includes the provider). */
+/**
+ * A catalog entry as services see it (internal: includes the providers). `provider` is the first of
+ * `providers`, for the services that use one (media-jobs).
+ */
 export const CatalogModel = z.object({
   id: ModelId,
   enabled: z.boolean(),
   display_name: z.string().nullable(),
   provider: Provider,
+  providers: z.array(RoutedProvider).optional(),
   operations: Operations,
   created_at: z.string(),
   updated_at: z.string(),

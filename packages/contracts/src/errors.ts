@@ -9,6 +9,8 @@ export const ErrorCatalog = {
   unsupported_parameter: 400,
   idempotency_key_required: 400,
   invalid_upload_headers: 400,
+  /** A webhook URL that is malformed, not https in production, carries credentials, or does not resolve. */
+  invalid_webhook_url: 400,
   authentication_required: 401,
   invalid_api_key: 401,
   /** The cabinet's sign-in: email or password wrong (which one is not said). */
@@ -31,6 +33,8 @@ export const ErrorCatalog = {
   file_not_verified: 409,
   upload_already_completed: 409,
   hold_already_resolved: 409,
+  /** A hold operation on a hold or allowance another service placed, or a placement in another service's name. */
+  foreign_hold: 409,
   conflict: 409,
   /** A cabinet invitation link already used, expired or replaced by a newer one. */
   invitation_invalid: 410,
@@ -41,6 +45,8 @@ export const ErrorCatalog = {
   max_cost_exceeded: 422,
   file_quota_exceeded: 422,
   settle_exceeds_hold: 422,
+  /** A webhook URL whose host is (or resolves to) a private, loopback, link-local or other non-public address. */
+  webhook_address_not_allowed: 422,
   daily_budget_exceeded: 429,
   rate_limited: 429,
   internal_error: 500,

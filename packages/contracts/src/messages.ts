@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AllowanceSpend } from "./billing";
 import { Microrub } from "./money";
+import { RequestLogFields } from "./request-log";
 import type { Deployable } from "./services";
 
 /**
@@ -18,6 +19,8 @@ export const MessageCatalog = {
     amount_microrub: Microrub,
     /** A request's hold placed locally against an allowance. */
     allowance: AllowanceSpend.optional(),
+    /** The request's entry in the request log, written with the settlement. */
+    log: RequestLogFields.optional(),
   }),
   /** A command: release a hold, charging nothing. Idempotent. */
   "billing.hold.release": z.object({
@@ -28,9 +31,13 @@ export const MessageCatalog = {
     allowance: AllowanceSpend.optional(),
     /** Closing an allowance (hold_id is the allowance): the estimates of every request placed on it. */
     used_microrub: Microrub.optional(),
+    /** The request's entry in the request log, written with the release. */
+    log: RequestLogFields.optional(),
   }),
   /** An event: a key was revoked; gateways drop it from their caches at once. */
   "billing.key.revoked": z.object({ version: V1, key_id: z.uuid() }),
+  /** An event: a key's expires_at passed and billing closed it (its allowances called back). */
+  "billing.key.expired": z.object({ version: V1, key_id: z.uuid(), expired_at: z.string() }),
   /** An event: a catalog entry changed; services refresh their copy. */
   "billing.catalog.changed": z.object({ version: V1, model_id: z.string() }),
   /** A command to the files worker: verify an uploaded file. */
@@ -53,6 +60,7 @@ export const MessageProducers = {
   "billing.hold.settle": ["text", "media-jobs", "media-jobs-worker"],
   "billing.hold.release": ["text", "media-jobs", "media-jobs-worker"],
   "billing.key.revoked": ["billing-ledger"],
+  "billing.key.expired": ["billing-ledger"],
   "billing.catalog.changed": ["billing-ledger"],
   // The API process on completion; the worker's sweeper re-sends a verification that got stuck.
   "files.upload.completed": ["files", "files-worker"],

@@ -4,18 +4,34 @@ import { Allocator } from "@meter/allowances";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
 import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, PeriodicPass, rawSqlOf, timeMethods, type InternalAuth, type Logger } from "@meter/service-kit";
+import {
+  createInternalAuth,
+  stepOfStop,
+  InternalClient,
+  Metrics,
+  PeriodicPass,
+  rawSqlOf,
+  timeMethods,
+  type InternalAuth,
+  type Logger,
+} from "@meter/service-kit";
+import { HoldCommandsAdapter } from "./adapters/hold-commands.adapter";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
 import { createDatabase, type TextDatabase } from "./db";
 import { closeUpstreamAgents, createProvider } from "./providers";
+import { SharedProviderHealth } from "./providers/routing/provider-health";
 import { AllowanceRepository } from "./repositories/allowance.repository";
+import { ProviderHealthRepository } from "./repositories/provider-health.repository";
 import { TextRequestRepository } from "./repositories/text-request.repository";
 import { HoldAuditService } from "./services/hold-audit.service";
 import { QuoteService } from "./services/quote.service";
 import { Reconciler } from "./services/reconciler.service";
+import { RoutingViewService } from "./services/routing-view.service";
 import { TextRequestService } from "./services/text-request.service";
 import { TextRunner } from "./services/text-runner";
+
+const BREAKER_GAUGE = { closed: 0, half_open: 1, open: 2 } as const;
 
 /** The body limit of the text endpoints: the gateway's 10 MiB plus room for JSON framing. */
 const BODY_LIMIT_BYTES = 10 * 1024 * 1024 + 64 * 1024;
@@ -49,8 +65,8 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const workerId = randomUUID();
   const metrics = new Metrics("text");
   const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", logger, keys: auth.keys, registry: metrics.registry });
-  // Hold commands sent while billing-ledger has never run must wait in its queue, not be unroutable.
-  await bus.declareQueue(CommandQueues.billingHoldCommands);
+  // billing-ledger declares its queue; hold commands wait in text's outbox until it has, never unroutable.
+  bus.requireQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const billingHttp = new InternalClient({ baseUrl: config.BILLING_LEDGER_URL, auth, audience: "billing-ledger" });
   // timeMethods: the benchmark's waterfall (METER_TIMINGS_DIR) times these steps; otherwise they are left as they are.
@@ -60,7 +76,8 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   // The database is recorded before any request, so every backup of it carries its incarnation (the restore point).
   const restorePoint = () => restorePointOf((sql) => database.pool.query(sql));
   await restorePoint();
-  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
+  // Hold commands go to billing over HTTP when the broker cannot take them (docs/api.md, "Allowances").
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus: new HoldCommandsAdapter(bus, billing, logger), logger });
   const allowanceRepo = new AllowanceRepository(database.pool, workerId, () => relay.kick());
   const allowances =
     config.ALLOWANCES === "on"
@@ -82,6 +99,11 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const closer = allowances
     ? new PeriodicPass(() => allowances.tick(), { name: "allowance closer", intervalMs: Math.max(50, Math.floor(config.ALLOWANCE_IDLE_MS / 4)), logger })
     : undefined;
+  const health = new SharedProviderHealth(
+    new ProviderHealthRepository(database.pool),
+    { failuresToOpen: config.TEXT_PROVIDER_FAILURES_TO_OPEN, cooldownMs: config.TEXT_PROVIDER_COOLDOWN_MS },
+    logger,
+  );
   const runner = new TextRunner({
     repo,
     billing,
@@ -93,7 +115,38 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     upstreamRetryDelaysMs: config.TEXT_UPSTREAM_RETRY_DELAYS_MS,
     parkBaseMs: config.TEXT_PARK_BASE_MS,
     allowances,
+    routing: {
+      health,
+      metrics: {
+        calls: metrics.counter("text_upstream_calls_total", "upstream calls by provider and outcome (answered, not_sent, rejected, failed, unknown, capped)", [
+          "provider",
+          "outcome",
+        ]),
+        failures: metrics.counter("text_upstream_failures_total", "upstream calls that failed, by provider and kind (not_sent, rejected, failed, unknown)", [
+          "provider",
+          "kind",
+        ]),
+        seconds: metrics.histogram(
+          "text_upstream_seconds",
+          "upstream call duration by provider",
+          ["provider"],
+          [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+        ),
+      },
+    },
   });
+  const routingView = new RoutingViewService({ catalog, health, repo });
+  // Read at each scrape from the shared table: every replica reports the same state.
+  metrics.gauge(
+    "text_provider_breaker_state",
+    "circuit breaker of each provider of a model with several: 0 closed, 1 half-open, 2 open",
+    ["provider"],
+    async (g) => {
+      const models = await routingView.providers().catch((e: unknown) => (logger.warn({ err: e }, "provider states not read for /metrics"), []));
+      g.reset();
+      for (const p of models.flatMap((m) => m.providers)) if (p.state) g.set({ provider: p.id }, BREAKER_GAUGE[p.state]);
+    },
+  );
   const reconciler = new Reconciler(repo, allowanceRepo, runner, logger, {
     workerId,
     intervalMs: config.RECONCILE_INTERVAL_MS,
@@ -123,6 +176,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     }),
     quotes: new QuoteService(catalog, config.DEFAULT_MAX_OUTPUT_TOKENS, config.upstreamKeys),
     audit: new HoldAuditService(repo, allowanceRepo, restorePoint),
+    routing: routingView,
     defaultMaxTokens: config.DEFAULT_MAX_OUTPUT_TOKENS,
     bodyLimitBytes: BODY_LIMIT_BYTES,
     readiness: [
@@ -142,18 +196,20 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     catalog,
     workerId,
     async close() {
-      await catalog.stop();
-      await runner.drain(10_000);
+      await stepOfStop("catalog.stop()", () => catalog.stop());
+      await stepOfStop("runner.drain(10_000)", () => runner.drain(10_000));
       closer?.stop();
       // Every allowance of this process closing, and closed with its release now when nothing is in
       // flight on it; the rest are closed by another process's reconciler (this one retires below).
-      await allowances?.stop().catch((e: unknown) => logger.warn({ err: e }, "allowances not closed at stop; left to the reconcilers"));
-      await reconciler.stop();
-      await relay.stop();
-      await bus.close();
-      await billingHttp.close();
-      await closeUpstreamAgents();
-      await database.close();
+      await stepOfStop("allowances.stop()", () =>
+        allowances?.stop().catch((e: unknown) => logger.warn({ err: e }, "allowances not closed at stop; left to the reconcilers")),
+      );
+      await stepOfStop("reconciler.stop()", () => reconciler.stop());
+      await stepOfStop("relay.stop()", () => relay.stop());
+      await stepOfStop("bus.close()", () => bus.close());
+      await stepOfStop("billingHttp.close()", () => billingHttp.close());
+      await stepOfStop("closeUpstreamAgents()", () => closeUpstreamAgents());
+      await stepOfStop("database.close()", () => database.close());
     },
   };
 }

@@ -20,6 +20,10 @@ export const TextConfig = CommonConfig.extend({
     (v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((x) => Number(x.trim())) : undefined),
     z.array(z.number().int().min(0).max(60_000)).max(5).default([250, 1000]),
   ),
+  /** Consecutive failures (refusals, no answer) after which a provider of a several-provider model is cooled down. */
+  TEXT_PROVIDER_FAILURES_TO_OPEN: env.int(3, { min: 1, max: 100 }),
+  /** How long a cooled-down provider is passed over before one trial call (its Retry-After, when longer, wins). */
+  TEXT_PROVIDER_COOLDOWN_MS: env.int(30_000, { min: 100 }),
   /** A request left by an attempt that could not even park it is taken up again after this. */
   TEXT_RECORD_LEASE_MS: env.int(30_000, { min: 1_000 }),
   /** Output budget when a /v1/responses request gives no max_output_tokens (and for quotes without max_tokens). */

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import { parseMessage } from "@meter/messaging";
 import { createTestDatabase, type TestDatabase } from "@meter/testing";
 import { createDatabase, type TextDatabase } from "../src/db";
 import type { NewTextRecord, TextPlan } from "../src/domain/text-record";
@@ -134,7 +135,14 @@ it("closes only once no request on it is reserving, with its release carrying th
   const spend = { allowance_id: a, key_id: KEY, operation: "text", model: "m" };
   expect(await outbox(one.record.holdId)).toEqual({
     routing_key: "billing.hold.settle",
-    payload: { version: "v1", hold_id: one.record.holdId, amount_microrub: 40, allowance: { ...spend, reserved_microrub: 100, owner_ref: one.record.id } },
+    payload: {
+      version: "v1",
+      hold_id: one.record.holdId,
+      amount_microrub: 40,
+      allowance: { ...spend, reserved_microrub: 100, owner_ref: one.record.id },
+      // The request log's fields ride on the command (docs/api.md, "Request log").
+      log: expect.objectContaining({ endpoint: "/v1/messages", model: "m", status: 200, estimated_cost_microrub: 100 }),
+    },
   });
   expect(await outbox(two.record.holdId)).toMatchObject({
     routing_key: "billing.hold.release",
@@ -144,6 +152,11 @@ it("closes only once no request on it is reserving, with its release carrying th
     routing_key: "billing.hold.release",
     payload: { version: "v1", hold_id: a, reason: "allowance closed", used_microrub: 400 },
   });
+  // Every command written is one billing's consumer accepts: it went through the message catalog.
+  for (const id of [one.record.holdId, two.record.holdId, a]) {
+    const message = await outbox(id);
+    expect(parseMessage(message!.routing_key, message!.payload)).toEqual(message!.payload);
+  }
 });
 
 it("a refused request moves onto an open allowance under a fresh hold id; not onto a closing one", async () => {
@@ -185,4 +198,28 @@ it("the hold audit: an allowance is pending until closed, then its release with 
     { hold_id: closed, status: "release", reason: "allowance closed by its holder", used_microrub: 0 },
     { hold_id: unknown, status: "absent" },
   ]);
+});
+
+it("an allowance billing has no record of is closed whichever process holds it: no request is placed on it again, and it closes with its release", async () => {
+  const audit = new HoldAuditService(requests, allowances, async () => null);
+  const theirs = randomUUID();
+  const lost = await openAllowance(1_000, theirs);
+  const kept = await openAllowance(1_000, theirs);
+  const onLost = await requests.claim(newRecord(lost, 100, theirs));
+  if (!("created" in onLost)) throw new Error("not claimed");
+
+  // Billing's books cross-check found requests on `lost` it had no allowance for (its database restored).
+  expect(await audit.unknownAllowances({ allowance_ids: [lost, randomUUID()] })).toEqual({ closed: [lost] });
+  expect(await audit.unknownAllowances({ allowance_ids: [lost] })).toEqual({ closed: [] });
+  expect(await requests.claim(newRecord(lost, 100, theirs))).toEqual({ allowanceClosed: true });
+  expect(await row(lost)).toMatchObject({ state: "closing", used: "100" });
+  expect((await row(kept)).state).toBe("open");
+
+  // Closed once its request is final, with the estimates used, as any closing allowance.
+  expect(await allowances.closeSettled()).not.toContain(lost);
+  const result = { text: "x", stop_reason: "end_turn" as const, usage: { input_tokens: 1, output_tokens: 1 } };
+  expect(await requests.finish({ record: onLost.record, state: "completed", result, cost: 80 })).toBe(true);
+  expect(await allowances.closeSettled()).toContain(lost);
+  expect((await row(lost)).state).toBe("closed");
+  expect(await outbox(lost)).toMatchObject({ routing_key: "billing.hold.release", payload: { used_microrub: 100 } });
 });

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { FAKE_CHAT_MODEL, FAKE_MODEL, PRICES, eventually, startTextStack, type TextStack } from "./support/text-stack";
 
+// Two tests start a second stack of their own: on a loaded CI machine that alone can take 30 s.
+jest.setTimeout(120_000);
+
 let s: TextStack;
 beforeAll(async () => {
   s = await startTextStack({ syncTimeoutMs: 1_500, upstreamTimeoutMs: 1_000 });

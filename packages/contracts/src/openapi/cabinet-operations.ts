@@ -1,7 +1,18 @@
 import type { ErrorCode } from "../errors";
 import {
   AcceptInvitationRequest,
-  CabinetLedgerFilter,
+  CabinetBalance,
+  CabinetKey,
+  CabinetKeyList,
+  CabinetLedgerCsvQuery,
+  CabinetLedgerLines,
+  CabinetLedgerPage,
+  CabinetSession,
+  CabinetSignedIn,
+  CreatedCabinetKey,
+  PasswordChanged,
+  SignedOut,
+  SpendReport,
   CabinetLedgerLinesQuery,
   CabinetLedgerQuery,
   ChangePasswordRequest,
@@ -12,8 +23,13 @@ import {
   SpendQuery,
   SwitchOrganizationRequest,
 } from "../cabinet";
-import { ListJobsQuery } from "../media";
+import { UpdateKeyRequest } from "../admin";
+import { FileDeleted, FileList } from "../files";
+import { CabinetRequestLogFilter, CabinetRequestLogQuery, RequestLogList } from "../request-log";
+import { JobList, ListJobsQuery } from "../media";
+import { CreateWebhookRequest, NoticeList, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookListQuery, WebhookTestSent } from "../webhooks";
 import { body, JSON_ERRORS, type Answer, type ApiOperation, type Body, type OperationGroup } from "./operation";
+import { ModelList } from "./response-schemas";
 
 /**
  * The web cabinet's API at `/cabinet/api` on the gateway (docs/api.md "The web cabinet"), called by its
@@ -46,9 +62,12 @@ function op(
   };
 }
 
-const ok = (description: string): Answer => ({ description });
+const ok = (description: string, b?: Body): Answer => ({ description, ...(b ? { body: b } : {}) });
 const SESSION_OPENED: Partial<Record<201, Answer>> = {
-  201: ok('`{object: "cabinet_session", role, expires_at}`; the session\'s secret is in the HttpOnly cookie `meter_session` only'),
+  201: ok(
+    '`{object: "cabinet_session", role, expires_at}`; the session\'s secret is in the HttpOnly cookie `meter_session` only',
+    body("CabinetSignedIn", CabinetSignedIn),
+  ),
 };
 
 /** The doors in and out, answered by the gateway (it sets and clears the cookies). */
@@ -72,7 +91,7 @@ export const CabinetSignInOperations = {
     "post",
     "/sign-out",
     "Sign out (`everywhere`: every session of the user); the cookies are cleared",
-    { 200: ok("Signed out") },
+    { 200: ok("Signed out: how many sessions ended", body("SignedOut", SignedOut)) },
     {
       request: body("SignOutRequest", SignOutRequest),
     },
@@ -85,7 +104,7 @@ export const CabinetFileOperations = {
     "get",
     "/files",
     "The member's files",
-    { 200: ok("A page of files") },
+    { 200: ok("A page of files", body("FileList", FileList)) },
     {
       query: {
         limit: { description: "1-100, default 20", schema: { type: "integer", minimum: 1, maximum: 100 } },
@@ -102,22 +121,36 @@ export const CabinetFileOperations = {
       errors: ["file_not_found", "file_not_verified"],
     },
   ),
-  deleteFile: op("delete", "/files/{file_id}", "Delete one of the member's files", { 200: ok("Deleted") }, { errors: ["file_not_found"] }),
+  deleteFile: op(
+    "delete",
+    "/files/{file_id}",
+    "Delete one of the member's files",
+    { 200: ok("Deleted", body("FileDeleted", FileDeleted)) },
+    { errors: ["file_not_found"] },
+  ),
 } satisfies OperationGroup;
 
 /** The member's jobs, forwarded to media-jobs. */
 export const CabinetJobOperations = {
-  jobs: op("get", "/jobs", "The member's media jobs, newest first", { 200: ok("A page of jobs") }, { query: ListJobsQuery, errors: ["media_disabled"] }),
+  jobs: op(
+    "get",
+    "/jobs",
+    "The member's media jobs, newest first",
+    { 200: ok("A page of jobs", body("JobList", JobList)) },
+    { query: ListJobsQuery, errors: ["media_disabled"] },
+  ),
 } satisfies OperationGroup;
 
 /** Who is signed in and where: billing-ledger's member API. */
 export const CabinetSessionOperations = {
-  me: op("get", "/me", "The session: the member and their organizations, or the operator", { 200: ok('`{object: "cabinet_session", role, ...}`') }),
+  me: op("get", "/me", "The session: the member and their organizations, or the operator", {
+    200: ok('`{object: "cabinet_session", role, ...}`', body("CabinetSession", CabinetSession)),
+  }),
   switchOrganization: op(
     "put",
     "/session/organization",
     "Choose the organization the member's pages show",
-    { 200: ok("The session") },
+    { 200: ok("The session", body("CabinetSession", CabinetSession)) },
     {
       request: body("SwitchOrganizationRequest", SwitchOrganizationRequest),
       errors: ["not_found"],
@@ -127,14 +160,14 @@ export const CabinetSessionOperations = {
     "post",
     "/session/sign-out",
     "End the session at billing, leaving the cookies (the pages use /cabinet/api/sign-out)",
-    { 200: ok("Signed out") },
+    { 200: ok("Signed out: how many sessions ended", body("SignedOut", SignedOut)) },
     { request: body("SignOutRequest", SignOutRequest) },
   ),
   changePassword: op(
     "post",
     "/password",
     "A member changes their password (other sessions end)",
-    { 200: ok('`{object: "password_change", signed_out}`') },
+    { 200: ok('`{object: "password_change", signed_out}`', body("PasswordChanged", PasswordChanged)) },
     {
       request: body("ChangePasswordRequest", ChangePasswordRequest),
       errors: ["invalid_credentials"],
@@ -144,42 +177,147 @@ export const CabinetSessionOperations = {
 
 /** The chosen organization's money: billing-ledger's member API. */
 export const CabinetMoneyOperations = {
-  balance: op("get", "/balance", "The organization's balance", { 200: ok("The balance") }),
-  spend: op("get", "/spend", "Charges per budget day, model and operation", { 200: ok('`{object: "spend_report", ...}`') }, { query: SpendQuery }),
+  balance: op("get", "/balance", "The organization's balance, with what allowances set aside apart", {
+    200: ok("The balance", body("CabinetBalance", CabinetBalance)),
+  }),
+  spend: op(
+    "get",
+    "/spend",
+    "Charges per budget day, model and operation",
+    { 200: ok('`{object: "spend_report", ...}`', body("SpendReport", SpendReport)) },
+    { query: SpendQuery },
+  ),
   ledgerLines: op(
     "get",
     "/ledger/lines",
     "The ledger, one line per credit or request, newest first",
-    { 200: ok("A page of lines") },
+    { 200: ok("A page of lines", body("CabinetLedgerLines", CabinetLedgerLines)) },
     {
       query: CabinetLedgerLinesQuery,
     },
   ),
-  ledger: op("get", "/ledger", "The ledger's entries, newest first", { 200: ok("A page of entries") }, { query: CabinetLedgerQuery }),
+  ledger: op(
+    "get",
+    "/ledger",
+    "The ledger's entries, newest first",
+    { 200: ok("A page of entries", body("CabinetLedgerPage", CabinetLedgerPage)) },
+    { query: CabinetLedgerQuery },
+  ),
   ledgerCsv: op(
     "get",
     "/ledger.csv",
-    "The whole ledger as CSV",
-    { 200: { description: "The entries, newest first", text: "text/csv" } },
+    "The ledger's lines as CSV: what the Ledger page shows under the same filter, every page",
+    { 200: { description: "The lines, newest first", text: "text/csv" } },
     {
-      query: CabinetLedgerFilter,
+      query: CabinetLedgerCsvQuery,
     },
+  ),
+} satisfies OperationGroup;
+
+/** The chosen organization's request log (docs/api.md "Request log"): the Requests page and its CSV. */
+export const CabinetRequestLogOperations = {
+  requests: op(
+    "get",
+    "/requests",
+    "The organization's paid requests, newest first",
+    { 200: ok("A page of entries", body("RequestLogList", RequestLogList)) },
+    { query: CabinetRequestLogQuery },
+  ),
+  requestsCsv: op(
+    "get",
+    "/requests.csv",
+    "The same entries as CSV, with the same filters",
+    { 200: { description: "The entries, newest first, one line per row of the page", text: "text/csv" } },
+    { query: CabinetRequestLogFilter },
   ),
 } satisfies OperationGroup;
 
 /** The member's own keys in the chosen organization: billing-ledger's member API. */
 export const CabinetKeyOperations = {
-  keys: op("get", "/keys", "The member's keys, with today's usage", { 200: ok('`{object: "list", data}`') }),
+  keys: op("get", "/keys", "The member's keys, with today's usage", { 200: ok('`{object: "list", data}`', body("CabinetKeyList", CabinetKeyList)) }),
   createKey: op(
     "post",
     "/keys",
     "Create a key (shown once)",
-    { 201: ok("The key, with `key`") },
+    { 201: ok("The key, with `key`", body("CreatedCabinetKey", CreatedCabinetKey)) },
     {
       request: body("MemberCreateKeyRequest", MemberCreateKeyRequest),
     },
   ),
-  revokeKey: op("post", "/keys/{key_id}/revoke", "Revoke one of the member's keys", { 200: ok("The key, revoked") }, { errors: ["not_found"] }),
+  updateKey: op(
+    "patch",
+    "/keys/{key_id}",
+    "Change one of the member's keys: name, daily budget, expiry, alert percents (as the operator's PATCH /admin/v1/keys/{key_id})",
+    { 200: ok("The key, changed", body("CabinetKey", CabinetKey)) },
+    { request: body("UpdateKeyRequest", UpdateKeyRequest), errors: ["not_found", "conflict"] },
+  ),
+  revokeKey: op(
+    "post",
+    "/keys/{key_id}/revoke",
+    "Revoke one of the member's keys",
+    { 200: ok("The key, revoked", body("CabinetKey", CabinetKey)) },
+    { errors: ["not_found"] },
+  ),
+} satisfies OperationGroup;
+
+/** The chosen organization's webhook endpoints and notices: billing-ledger's member API. */
+export const CabinetWebhookOperations = {
+  webhooks: op("get", "/webhooks", "The organization's webhook endpoints (never their secrets)", {
+    200: ok('`{object: "list", data}`', body("WebhookEndpointList", WebhookEndpointList)),
+  }),
+  createWebhook: op(
+    "post",
+    "/webhooks",
+    "Register a webhook endpoint (its secret shown here and on rotation only)",
+    { 201: ok("The endpoint, with `secret`", body("WebhookEndpoint", WebhookEndpoint)) },
+    { request: body("CreateWebhookRequest", CreateWebhookRequest), errors: ["conflict", "invalid_webhook_url", "webhook_address_not_allowed"] },
+  ),
+  deleteWebhook: op(
+    "delete",
+    "/webhooks/{webhook_id}",
+    "Delete a webhook endpoint",
+    { 200: ok("The endpoint, deleted", body("WebhookEndpoint", WebhookEndpoint)) },
+    { errors: ["not_found"] },
+  ),
+  rotateWebhookSecret: op(
+    "post",
+    "/webhooks/{webhook_id}/rotate-secret",
+    "Replace an endpoint's secret",
+    { 200: ok("The endpoint, with its new `secret`", body("WebhookEndpoint", WebhookEndpoint)) },
+    { errors: ["not_found"] },
+  ),
+  testWebhook: op(
+    "post",
+    "/webhooks/{webhook_id}/test",
+    "Send a `test` event to one endpoint",
+    { 202: ok("The delivery, queued", body("WebhookTestSent", WebhookTestSent)) },
+    { errors: ["not_found"] },
+  ),
+  webhookDeliveries: op(
+    "get",
+    "/webhooks/{webhook_id}/deliveries",
+    "An endpoint's delivery log, newest first",
+    { 200: ok('`{object: "list", data}`', body("WebhookDeliveryList", WebhookDeliveryList)) },
+    { query: WebhookListQuery, errors: ["not_found"] },
+  ),
+  notices: op(
+    "get",
+    "/notices",
+    "The organization's events as notices, newest first",
+    { 200: ok('`{object: "list", data}`', body("NoticeList", NoticeList)) },
+    { query: WebhookListQuery },
+  ),
+} satisfies OperationGroup;
+
+/** The models the chosen organization can call, with their tariffs: the Models page (billing-ledger). */
+export const CabinetCatalogOperations = {
+  models: op(
+    "get",
+    "/models",
+    "The models the organization can call and their tariffs: what GET /v1/models answers a key",
+    { 200: ok("Every enabled model", body("ModelList", ModelList)) },
+    { errors: ["not_found"] },
+  ),
 } satisfies OperationGroup;
 
 /** The pages themselves and their files, served by the gateway. */
@@ -215,4 +353,11 @@ export const CabinetPageOperations = {
 } satisfies OperationGroup;
 
 /** What billing-ledger serves under `/cabinet/v1` (the gateway's `/cabinet/api`). */
-export const CabinetMemberOperations = { ...CabinetSessionOperations, ...CabinetMoneyOperations, ...CabinetKeyOperations };
+export const CabinetMemberOperations = {
+  ...CabinetSessionOperations,
+  ...CabinetMoneyOperations,
+  ...CabinetRequestLogOperations,
+  ...CabinetKeyOperations,
+  ...CabinetWebhookOperations,
+  ...CabinetCatalogOperations,
+};

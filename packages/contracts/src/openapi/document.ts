@@ -1,38 +1,59 @@
 import { z } from "zod";
 import { ErrorCatalog, type ErrorCode } from "../errors";
-import { AdminAccountOperations, AdminCatalogOperations, AdminHoldOperations, AdminInvitationOperations, AdminKeyOperations } from "./admin-operations";
 import {
+  AdminAccountOperations,
+  AdminCatalogOperations,
+  AdminHoldOperations,
+  AdminInvitationOperations,
+  AdminKeyOperations,
+  AdminWebhookOperations,
+  AdminRequestLogOperations,
+  AdminTextOperations,
+  AdminHealthOperations,
+} from "./admin-operations";
+import {
+  CabinetCatalogOperations,
   CabinetFileOperations,
   CabinetJobOperations,
   CabinetKeyOperations,
   CabinetMoneyOperations,
   CabinetPageOperations,
+  CabinetRequestLogOperations,
   CabinetSessionOperations,
   CabinetSignInOperations,
+  CabinetWebhookOperations,
 } from "./cabinet-operations";
 import type { Answer, ApiOperation, Body, OperationGroup } from "./operation";
-import { FileOperations, McpOperations, MediaJobOperations, ModelOperations, ServiceOperations, TextOperations } from "./operations";
+import { FileOperations, McpOperations, MediaJobOperations, ModelOperations, ServiceOperations, TextOperations, UsageOperations } from "./operations";
 import { ErrorBody, ErrorCodeSchema } from "./response-schemas";
 
 /**
  * Every group of operations the routers mount (gateway, billing-ledger): the document lists exactly
  * these, and the route walks in the gateway's and billing-ledger's tests fail on a route outside them.
  */
-const GROUPS: readonly OperationGroup[] = [
+export const OPERATION_GROUPS: readonly OperationGroup[] = [
   TextOperations,
   ModelOperations,
+  UsageOperations,
   MediaJobOperations,
   FileOperations,
   McpOperations,
   AdminAccountOperations,
+  AdminRequestLogOperations,
   AdminKeyOperations,
   AdminCatalogOperations,
   AdminHoldOperations,
   AdminInvitationOperations,
+  AdminWebhookOperations,
+  AdminTextOperations,
+  AdminHealthOperations,
   CabinetSignInOperations,
   CabinetSessionOperations,
   CabinetMoneyOperations,
+  CabinetRequestLogOperations,
   CabinetKeyOperations,
+  CabinetWebhookOperations,
+  CabinetCatalogOperations,
   CabinetFileOperations,
   CabinetJobOperations,
   CabinetPageOperations,
@@ -65,6 +86,7 @@ const TAG_NOTES: Record<string, string> = {
   Admin:
     "The operator's API (docs/api.md, Account cabinet). The web cabinet's operator session reaches each of these at /cabinet/api/admin/... in place of /admin/v1/...",
   Cabinet: "The web cabinet: its pages and the API they call with the session cookie (docs/api.md, The web cabinet)",
+  Usage: "The calling key's request log: every paid request, kept 90 days (docs/api.md, Request log)",
 };
 
 const STATUS_HEADERS: Record<number, string[]> = { 202: ["Retry-After"], 429: ["Retry-After"], 503: ["Retry-After"] };
@@ -105,7 +127,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   };
 
   const paths: OpenApiDocument["paths"] = {};
-  for (const op of GROUPS.flatMap((g) => Object.values(g))) {
+  for (const op of OPERATION_GROUPS.flatMap((g) => Object.values(g))) {
     if (paths[op.path]?.[op.method]) throw new Error(`${op.method} ${op.path} is registered twice`);
     const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
       name: m[1]!,
@@ -154,7 +176,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
         "charged in integer microrubles. Idempotency, pending requests, uploads and jobs: docs/idempotency.md, docs/pending-requests.md, docs/uploads.md, docs/jobs.md.",
     },
     servers: [{ url: "/" }],
-    tags: ["Text", "Models", "Media jobs", "Files", "MCP", "Admin", "Cabinet", "Service"].map((name) => ({
+    tags: ["Text", "Models", "Usage", "Media jobs", "Files", "MCP", "Admin", "Cabinet", "Service"].map((name) => ({
       name,
       ...(TAG_NOTES[name] ? { description: TAG_NOTES[name] } : {}),
     })),

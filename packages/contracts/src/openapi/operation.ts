@@ -24,10 +24,10 @@ export interface Answer {
   headers?: string[];
 }
 
-export type OperationTag = "Text" | "Models" | "Media jobs" | "Files" | "MCP" | "Admin" | "Cabinet" | "Service";
+export type OperationTag = "Text" | "Models" | "Usage" | "Media jobs" | "Files" | "MCP" | "Admin" | "Cabinet" | "Service";
 
 export interface ApiOperation {
-  method: "get" | "post" | "put" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** The public path, OpenAPI form: /v1/files/{file_id} */
   path: string;
   /** A path parameter that takes the rest of the path, slashes included (a model id: vendor/model). */

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { ErrorCode } from "../errors";
 import { CreateFileRequest, FileDeleted, FileList, FileRecord } from "../files";
 import { FilesJobRequest, ImageEditJobRequest, JobList, JobRecord, MediaQuote, MediaQuoteRequest, TextAnalysisJobRequest } from "../media";
+import { RequestLogList, RequestLogQuery } from "../request-log";
 import { ChatQuoteRequest, MessagesRequest, ResponsesRequest } from "../text";
 import { body, JSON_ERRORS, KEY_ERRORS, type ApiOperation, type Answer, type OperationGroup } from "./operation";
 import { ChatQuote, JsonRpcRequest, MessageResponse, ModelList, PendingObject, PublicModel, ResponseObject } from "./response-schemas";
@@ -111,6 +112,22 @@ export const ModelOperations = {
     security: "key",
     answers: { 200: { description: "The model", body: body("Model", PublicModel) } },
     errors: [...KEY_ERRORS, "model_not_found"],
+  },
+} satisfies OperationGroup;
+
+/** The calling key's request log: billing-ledger serves it (docs/api.md "Request log"). */
+export const UsageOperations = {
+  usageRequests: {
+    method: "get",
+    path: "/v1/usage/requests",
+    tag: "Usage",
+    summary: "The calling key's paid requests, newest first",
+    description:
+      "Any valid key; only its own entries. An entry appears once the request's charge is final. `cursor` is the previous page's `next_cursor`; `from` (inclusive) and `to` (exclusive) bound `created_at`.",
+    security: "key",
+    query: RequestLogQuery,
+    answers: { 200: { description: "A page of entries", body: body("RequestLogList", RequestLogList) } },
+    errors: [...KEY_ERRORS, "invalid_request", "unknown_field"],
   },
 } satisfies OperationGroup;
 
@@ -328,4 +345,4 @@ export const ServiceOperations = {
 } satisfies OperationGroup;
 
 /** Every public operation the gateway forwards to a service (routes.ts names the service of each). */
-export const PublicOperations = { ...TextOperations, ...ModelOperations, ...MediaJobOperations, ...FileOperations, ...McpOperations };
+export const PublicOperations = { ...TextOperations, ...ModelOperations, ...UsageOperations, ...MediaJobOperations, ...FileOperations, ...McpOperations };

@@ -87,16 +87,23 @@ export const PublicModel = z.looseObject({
 export const ModelList = z.looseObject({ object: z.literal("list"), data: z.array(PublicModel), has_more: z.boolean() });
 
 export const User = z.looseObject({ id: z.uuid(), email: z.string() });
-export const Organization = z.looseObject({ id: z.uuid(), name: z.string() });
+export const Organization = z.looseObject({
+  id: z.uuid(),
+  name: z.string(),
+  low_balance_microrub: Microrub.nullable().optional().describe("`balance.low` is sent when the available balance falls under it; null: never"),
+});
 export const Balance = z.looseObject({ balance_microrub: Microrub, reserved_microrub: Microrub, available_microrub: Microrub });
 export const ApiKey = z.looseObject({
   id: z.uuid(),
   key: z.string().optional().describe("Only in the answer to its creation: shown once"),
   prefix: z.string(),
   scopes: z.array(Scope),
+  name: z.string().nullable(),
   daily_budget_microrub: Microrub,
-  status: z.enum(["active", "revoked"]),
+  status: z.enum(["active", "revoked", "expired"]),
   created_at: z.string(),
+  expires_at: z.string().nullable().describe("From then on the key is refused like a revoked one; null: never"),
+  budget_alert_percents: z.array(z.int()).describe("Percents of the daily budget whose crossing sends `budget.threshold`"),
 });
 export const KeyUsage = z.looseObject({ day: z.string(), spent_microrub: Microrub, reserved_microrub: Microrub, daily_budget_microrub: Microrub });
 export const LedgerEntry = z.looseObject({
@@ -113,6 +120,13 @@ export const LedgerEntry = z.looseObject({
   created_at: z.string(),
 });
 export const LedgerPage = z.looseObject({ data: z.array(LedgerEntry) });
+/** A user added to an organization. */
+export const Membership = z.looseObject({ organization_id: z.uuid(), user_id: z.uuid(), created_at: z.string() });
+/** The books cross-check's report: per owner what was compared, and each difference found (docs/api.md). */
+export const CrossCheckReport = z.looseObject({
+  owners: z.array(z.looseObject({ source: z.string(), compared: z.int().nonnegative(), unreachable: z.boolean() })),
+  differences: z.array(z.looseObject({})),
+});
 
 /** The body of POST /mcp: one JSON-RPC 2.0 message (docs/mcp.md lists the tools). */
 export const JsonRpcRequest = z.looseObject({

@@ -1,4 +1,4 @@
-import type { ErrorCode, Provider, TextTariff } from "@meter/contracts";
+import type { ErrorCode, Provider, RoutedProvider, TextTariff } from "@meter/contracts";
 import type { ProviderRequest } from "../providers/provider";
 
 export type TextEndpoint = "messages" | "responses";
@@ -11,7 +11,10 @@ export type TextEndpoint = "messages" | "responses";
 export interface TextPlan {
   endpoint: TextEndpoint;
   model: string;
+  /** The model's first provider; its only one when `providers` is absent. */
   provider: Provider;
+  /** The model's providers when it has several (docs/api.md, "Several providers per model"). */
+  providers?: RoutedProvider[];
   tariff: TextTariff;
   request: ProviderRequest;
   inputTokensEstimate: number;
@@ -38,7 +41,7 @@ export interface StoredError {
 }
 
 export interface TextRecord {
-  /** Derived from (key, endpoint, Idempotency-Key): see request-identity.ts. */
+  /** Derived from (key, endpoint, Idempotency-Key): idempotencyRecordId in @meter/service-kit (idempotency.ts). */
   id: string;
   keyId: string;
   userId: string;
@@ -62,6 +65,11 @@ export interface TextRecord {
   result: TextResult | null;
   cost: number | null;
   error: StoredError | null;
+  /**
+   * Of a model with several providers, the provider (its catalog id) the request was last sent to: a
+   * later attempt calls that one only, since it may have run the request already.
+   */
+  provider?: string | null;
   /** Attempts started, each of which may call the upstream once; bounded (see text-runner.ts). */
   attempts: number;
   /** The process driving it; another takes it over when that one's heartbeat stops. */
@@ -71,9 +79,10 @@ export interface TextRecord {
   createdAt: Date;
 }
 
-export type NewTextRecord = Omit<TextRecord, "state" | "result" | "cost" | "error">;
+export type NewTextRecord = Omit<TextRecord, "state" | "result" | "cost" | "error" | "provider">;
 
 /** What makes a record final, committed together with the hold's resolution. */
 export type FinalOutcome =
-  | { record: TextRecord; state: "completed"; result: TextResult; cost: number }
+  /** upstreamMs: the upstream call that answered, for the request log (unknown for an answer kept across attempts). */
+  | { record: TextRecord; state: "completed"; result: TextResult; cost: number; upstreamMs?: number }
   | { record: TextRecord; state: "failed"; error: StoredError; releaseReason: string };

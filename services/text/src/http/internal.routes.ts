@@ -1,9 +1,9 @@
 import { Router } from "express";
-import { HoldOwnerEndpoints } from "@meter/contracts";
+import { AllowanceHolderEndpoints, HoldOwnerEndpoints } from "@meter/contracts";
 import { parseInput } from "@meter/service-kit";
 import type { HoldAuditService } from "../services/hold-audit.service";
 
-/** What billing-ledger calls (signed billing-ledger identity only): the hold audit and the books cross-check. */
+/** What billing-ledger calls (signed billing-ledger identity only): the hold audit, the books cross-check and what it finds of allowances. */
 export function internalRoutes(deps: { audit: HoldAuditService }): Router {
   const r = Router();
   r.post(HoldOwnerEndpoints.audit.path, async (req, res) => {
@@ -11,6 +11,9 @@ export function internalRoutes(deps: { audit: HoldAuditService }): Router {
   });
   r.post(HoldOwnerEndpoints.finalHolds.path, async (req, res) => {
     res.json(await deps.audit.finalHolds(parseInput(HoldOwnerEndpoints.finalHolds.request, req.body)));
+  });
+  r.post(AllowanceHolderEndpoints.unknownAllowances.path, async (req, res) => {
+    res.json(await deps.audit.unknownAllowances(parseInput(AllowanceHolderEndpoints.unknownAllowances.request, req.body)));
   });
   return r;
 }

@@ -38,14 +38,18 @@ export interface ProviderResult {
 export type UpstreamFailureKind = "not_sent" | "rejected" | "failed" | "unknown";
 
 export class UpstreamError extends Error {
+  /** How long the upstream asked us to wait (its Retry-After), when it said. */
+  readonly retryAfterMs?: number;
+
   constructor(
     readonly kind: UpstreamFailureKind,
     message: string,
     readonly status?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number },
   ) {
     super(message, options);
     this.name = "UpstreamError";
+    if (options?.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
 

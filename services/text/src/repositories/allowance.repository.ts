@@ -1,12 +1,15 @@
 import type { Pool } from "pg";
 import type { AllowanceKey, AllowanceStore } from "@meter/allowances";
 import { toMicrorub } from "@meter/contracts";
+import { writeOutboxMessage } from "@meter/messaging";
+import { rawSqlOf } from "@meter/service-kit";
+import { allowanceRelease } from "../services/allowance-rule";
 
 /**
  * The `allowances` table (docs/api.md, "Allowances"). Each row is owned by one process, which places
  * requests on it in their claims' commits (TextRequestRepository.claim); here are its other moves.
  * Closing is two steps: `closing` stops new requests (the claim locks the row and checks it is open),
- * then one statement makes every closing allowance with no request still reserving on it `closed`,
+ * then one transaction makes every closing allowance with no request still reserving on it `closed`,
  * writing its release with the estimates used, so billing hears of the close only after the
  * settlements and releases of every request on it are in the outbox.
  */
@@ -65,27 +68,38 @@ export class AllowanceRepository implements AllowanceStore {
     return rowCount ?? 0;
   }
 
+  /**
+   * Closes them in one transaction with their releases, each built and checked through the message
+   * catalog (writeOutboxMessage), so a release billing cannot parse is never committed.
+   */
   async closeSettled(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ id: string }>(
-      `WITH done AS (
-         UPDATE allowances a SET state = 'closed', closed_at = now()
+    const closed = await rawSqlOf(this.pool).$transaction(async (tx) => {
+      const rows = await tx.$queryRawUnsafe<{ id: string; used: string }[]>(
+        `UPDATE allowances a SET state = 'closed', closed_at = now()
          WHERE a.state = 'closing'
            AND NOT EXISTS (SELECT 1 FROM text_requests t WHERE t.allowance_id = a.id AND t.state = 'reserving')
-         RETURNING a.id, a.used
-       ), sent AS (
-         INSERT INTO outbox_messages (message_id, routing_key, payload)
-         SELECT id, 'billing.hold.release',
-                jsonb_build_object('version', 'v1', 'hold_id', id, 'reason', 'allowance closed', 'used_microrub', used)
-         FROM done
-         ON CONFLICT (message_id) DO NOTHING
-       )
-       SELECT id FROM done`,
+         RETURNING a.id, a.used`,
+      );
+      for (const r of rows) await writeOutboxMessage(tx, "billing.hold.release", allowanceRelease(r.id, toMicrorub(r.used)), { messageId: r.id });
+      return rows.map((r) => r.id);
+    });
+    if (closed.length > 0) this.onOutbox();
+    return closed;
+  }
+
+  /**
+   * Allowances billing-ledger has no open record of (its books cross-check found requests on them):
+   * closing, whichever process holds them, so no claim places a request on them again; closed as any
+   * closing allowance is. Returns the ids that were still open or granting.
+   */
+  async closeUnknown(ids: readonly string[]): Promise<string[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      "UPDATE allowances SET state = 'closing' WHERE id = ANY($1::uuid[]) AND state IN ('granting', 'open') RETURNING id",
+      [ids],
     );
-    if (rows.length > 0) this.onOutbox();
     return rows.map((r) => r.id);
   }
 
-  /** Of these ids, the allowances this service has a record of, in any state (the hold audit). */
   /** The allowances among `ids` this service has a record of, with the estimates used on those it closed. */
   async existing(ids: readonly string[]): Promise<{ id: string; closedWith: number | null }[]> {
     const { rows } = await this.pool.query<{ id: string; closed_with: string | null }>(

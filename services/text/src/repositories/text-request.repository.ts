@@ -1,9 +1,12 @@
 import type { Pool } from "pg";
-import { toMicrorub, type AllowanceSpend, type FinalHoldsCursor } from "@meter/contracts";
+import { toMicrorub, type FinalHoldsCursor } from "@meter/contracts";
 import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
-import { Batcher, deleteInChunks } from "@meter/service-kit";
-import type { FinalOutcome, NewTextRecord, StoredError, TextPlan, TextRecord, TextResult, TextState } from "../domain/text-record";
+import { Batcher, deleteInChunks, type PgRow } from "@meter/service-kit";
+import { allowanceSpendOf } from "../services/allowance-rule";
+import { requestLogFieldsOf } from "../services/request-log-fields";
+import type { FinalOutcome, NewTextRecord, StoredError, TextPlan, TextRecord, TextResult } from "../domain/text-record";
+import type { TextRequest } from "../generated/prisma/client";
 
 /**
  * Text requests. The statements on every request's path (claim, final outcome) are raw SQL on the pool,
@@ -60,57 +63,33 @@ export class TextRequestRepository {
    * allowances' `used`, whose CHECK keeps it within what billing granted.
    */
   private async insertClaims(items: NewTextRecord[]): Promise<ClaimResult[]> {
-    const rows = items.map((r) => ({
-      id: r.id,
-      key_id: r.keyId,
-      user_id: r.userId,
-      organization_id: r.organizationId,
-      endpoint: r.endpoint,
-      idempotency_key: r.idempotencyKey,
-      request_id: r.requestId,
-      fingerprint: r.fingerprint,
-      model: r.model,
-      plan: JSON.stringify(r.plan),
-      estimated_cost: r.estimatedCost,
-      hold_id: r.holdId,
-      allowance_id: r.allowanceId,
-      attempts: r.attempts,
-      owner_id: r.ownerId,
-      next_attempt_at: r.nextAttemptAt.toISOString(),
-      created_at: r.createdAt.toISOString(),
-    }));
     const {
       rows: [answer],
-    } = await this.pool.query<{ inserted: string[]; open: string[] }>(
-      `WITH x AS MATERIALIZED (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, key_id uuid, user_id uuid, organization_id uuid, endpoint text,
-           idempotency_key text, request_id text, fingerprint text, model text, plan text, estimated_cost bigint, hold_id uuid,
-           allowance_id uuid, attempts int, owner_id uuid, next_attempt_at timestamptz, created_at timestamptz)
-       ), usable AS (
-         SELECT a.id FROM allowances a
-         WHERE a.id IN (SELECT allowance_id FROM x) AND a.state = 'open' AND a.usable_until > now()
-           AND a.owner_id IN (SELECT owner_id FROM x WHERE x.allowance_id = a.id)
-         ORDER BY a.id
-         FOR UPDATE
-       ), ins AS (
-         INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan,
-           estimated_cost, hold_id, allowance_id, state, attempts, owner_id, next_attempt_at, created_at, updated_at)
-         SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.request_id, x.fingerprint, x.model, x.plan,
-           x.estimated_cost, x.hold_id, x.allowance_id, 'reserving', x.attempts, x.owner_id, x.next_attempt_at, x.created_at, x.created_at
-         FROM x
-         WHERE x.allowance_id IS NULL OR x.allowance_id IN (SELECT id FROM usable)
-         ON CONFLICT (key_id, endpoint, idempotency_key) DO NOTHING
-         RETURNING id, allowance_id, estimated_cost
-       ), spent AS (
-         UPDATE allowances a SET used = a.used + s.total, requests = a.requests + s.n, last_used_at = now()
-         FROM (SELECT allowance_id, sum(estimated_cost) AS total, count(*)::int AS n FROM ins WHERE allowance_id IS NOT NULL GROUP BY allowance_id) s
-         WHERE a.id = s.allowance_id
-       )
-       SELECT (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ins) AS inserted, (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM usable) AS open`,
-      [JSON.stringify(rows)],
-    );
-    const inserted = new Set(answer?.inserted);
-    const open = new Set(answer?.open);
+    } = await this.pool.query<{ inserted: string[] | null; open: string[] | null }>({
+      name: "text_claim",
+      text: CLAIM_SQL,
+      values: [
+        items.map((r) => r.id),
+        items.map((r) => r.keyId),
+        items.map((r) => r.userId),
+        items.map((r) => r.organizationId),
+        items.map((r) => r.endpoint),
+        items.map((r) => r.idempotencyKey),
+        items.map((r) => r.requestId),
+        items.map((r) => r.fingerprint),
+        items.map((r) => r.model),
+        items.map((r) => JSON.stringify(r.plan)),
+        items.map((r) => r.estimatedCost),
+        items.map((r) => r.holdId),
+        items.map((r) => r.allowanceId),
+        items.map((r) => r.attempts),
+        items.map((r) => r.ownerId),
+        items.map((r) => r.nextAttemptAt.toISOString()),
+        items.map((r) => r.createdAt.toISOString()),
+      ],
+    });
+    const inserted = new Set(answer?.inserted ?? []);
+    const open = new Set(answer?.open ?? []);
     return items.map((r) => (inserted.has(r.id) ? "inserted" : r.allowanceId !== null && !open.has(r.allowanceId) ? "allowance_closed" : "taken"));
   }
 
@@ -150,42 +129,31 @@ export class TextRequestRepository {
   }
 
   private async writeFinals(items: FinalOutcome[]): Promise<boolean[]> {
-    const rows = items.map(({ record, ...o }) => {
+    const now = new Date();
+    const commands = items.map((outcome) => {
+      const { record, ...o } = outcome;
       const allowance = allowanceSpendOf(record);
-      const command =
-        o.state === "completed"
-          ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: record.holdId, amount_microrub: o.cost, ...allowance }, record.holdId)
-          : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: record.holdId, reason: o.releaseReason, ...allowance }, record.holdId);
-      const [messageId, routingKey, payload] = command.params;
-      return {
-        id: record.id,
-        owner_id: record.ownerId,
-        attempts: record.attempts,
-        state: o.state,
-        result: o.state === "completed" ? JSON.stringify(o.result) : null,
-        cost: o.state === "completed" ? o.cost : null,
-        error: o.state === "failed" ? JSON.stringify(o.error) : null,
-        message_id: messageId,
-        routing_key: routingKey,
-        payload,
-      };
+      const log = requestLogFieldsOf(outcome, now);
+      return o.state === "completed"
+        ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: record.holdId, amount_microrub: o.cost, ...allowance, log }, record.holdId)
+        : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: record.holdId, reason: o.releaseReason, ...allowance, log }, record.holdId);
     });
-    const { rows: done } = await this.pool.query<{ id: string }>(
-      `WITH done AS (
-         UPDATE text_requests t
-         SET state = x.state::text_request_state, result = x.result, cost = x.cost, error = x.error, completed_at = now(), updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, owner_id uuid, attempts int, state text, result text, cost bigint, error text,
-           message_id uuid, routing_key text, payload text)
-         WHERE t.id = x.id AND t.state = 'reserving' AND t.owner_id IS NOT DISTINCT FROM x.owner_id AND t.attempts = x.attempts
-         RETURNING t.id, x.message_id, x.routing_key, x.payload
-       ), sent AS (
-         INSERT INTO outbox_messages (message_id, routing_key, payload)
-         SELECT message_id, routing_key, payload::jsonb FROM done
-         ON CONFLICT (message_id) DO NOTHING
-       )
-       SELECT id FROM done`,
-      [JSON.stringify(rows)],
-    );
+    const { rows: done } = await this.pool.query<{ id: string }>({
+      name: "text_finish",
+      text: FINISH_SQL,
+      values: [
+        items.map(({ record }) => record.id),
+        items.map(({ record }) => record.ownerId),
+        items.map(({ record }) => record.attempts),
+        items.map((o) => o.state),
+        items.map((o) => (o.state === "completed" ? JSON.stringify(o.result) : null)),
+        items.map((o) => (o.state === "completed" ? o.cost : null)),
+        items.map((o) => (o.state === "failed" ? JSON.stringify(o.error) : null)),
+        commands.map((c) => c.params[0]),
+        commands.map((c) => c.params[1]),
+        commands.map((c) => c.params[2]),
+      ],
+    });
     const ids = new Set(done.map((r) => r.id));
     return items.map(({ record }) => ids.has(record.id));
   }
@@ -193,6 +161,13 @@ export class TextRequestRepository {
   async find(id: string): Promise<TextRecord | undefined> {
     const { rows } = await this.pool.query<SqlRow>("SELECT * FROM text_requests WHERE id = $1", [id]);
     return rows[0] ? fromSql(rows[0]) : undefined;
+  }
+
+  /** A record with what only the operator sees: the providers that refused it, and when it became final. */
+  async findForOperator(id: string): Promise<{ record: TextRecord; refused: string[]; completedAt: Date | null } | undefined> {
+    const { rows } = await this.pool.query<SqlRow>("SELECT * FROM text_requests WHERE id = $1", [id]);
+    const row = rows[0];
+    return row ? { record: fromSql(row), refused: row.providers_refused, completedAt: row.completed_at } : undefined;
   }
 
   async findMany(ids: readonly string[]): Promise<TextRecord[]> {
@@ -228,6 +203,19 @@ export class TextRequestRepository {
       [record.id, record.ownerId, record.attempts, patch.holdId ?? null, patch.attempts ?? null, patch.ownerId ?? null, patch.nextAttemptAt ?? null],
     );
     return rows[0] ? fromSql(rows[0]) : undefined;
+  }
+
+  /**
+   * Records the provider the request is about to be sent to, and those that refused it, only from the
+   * owner and attempt the caller saw (as update does). False if the record moved on.
+   */
+  async route(record: TextRecord, provider: string, refused: readonly string[]): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE text_requests SET provider = $4, providers_refused = $5::text[], updated_at = now()
+       WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid AND attempts = $3`,
+      [record.id, record.ownerId, record.attempts, provider, refused],
+    );
+    return rowCount === 1;
   }
 
   /** A request refused before anything was reserved leaves no trace: a retry with its key starts afresh. */
@@ -284,48 +272,58 @@ export class TextRequestRepository {
   }
 }
 
+/**
+ * The claim of a batch (insertClaims): typed arrays, one per column, unnested into rows, as a named
+ * prepared statement, so PostgreSQL parses and plans it once per connection instead of decoding a
+ * JSON document and planning the statement for every batch (docs/benchmarks.md, "Issue 32").
+ */
+const CLAIM_SQL = `WITH x AS MATERIALIZED (
+   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+     $10::text[], $11::bigint[], $12::uuid[], $13::uuid[], $14::int[], $15::uuid[], $16::timestamptz[], $17::timestamptz[])
+     AS x(id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan, estimated_cost, hold_id,
+       allowance_id, attempts, owner_id, next_attempt_at, created_at)
+ ), usable AS (
+   SELECT a.id FROM allowances a
+   WHERE a.id IN (SELECT allowance_id FROM x) AND a.state = 'open' AND a.usable_until > now()
+     AND a.owner_id IN (SELECT owner_id FROM x WHERE x.allowance_id = a.id)
+   ORDER BY a.id
+   FOR UPDATE
+ ), ins AS (
+   INSERT INTO text_requests (id, key_id, user_id, organization_id, endpoint, idempotency_key, request_id, fingerprint, model, plan,
+     estimated_cost, hold_id, allowance_id, state, attempts, owner_id, next_attempt_at, created_at, updated_at)
+   SELECT x.id, x.key_id, x.user_id, x.organization_id, x.endpoint, x.idempotency_key, x.request_id, x.fingerprint, x.model, x.plan,
+     x.estimated_cost, x.hold_id, x.allowance_id, 'reserving', x.attempts, x.owner_id, x.next_attempt_at, x.created_at, x.created_at
+   FROM x
+   WHERE x.allowance_id IS NULL OR x.allowance_id IN (SELECT id FROM usable)
+   ON CONFLICT (key_id, endpoint, idempotency_key) DO NOTHING
+   RETURNING id, allowance_id, estimated_cost
+ ), spent AS (
+   UPDATE allowances a SET used = a.used + s.total, requests = a.requests + s.n, last_used_at = now()
+   FROM (SELECT allowance_id, sum(estimated_cost) AS total, count(*)::int AS n FROM ins WHERE allowance_id IS NOT NULL GROUP BY allowance_id) s
+   WHERE a.id = s.allowance_id
+ )
+ SELECT (SELECT array_agg(id)::text[] FROM ins) AS inserted, (SELECT array_agg(id)::text[] FROM usable) AS open`;
+
+/** The final outcomes of a batch with their hold commands (writeFinals): typed arrays, prepared, as the claim. */
+const FINISH_SQL = `WITH done AS (
+   UPDATE text_requests t
+   SET state = x.state::text_request_state, result = x.result, cost = x.cost, error = x.error, completed_at = now(), updated_at = now()
+   FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::uuid[], $9::text[], $10::text[])
+     AS x(id, owner_id, attempts, state, result, cost, error, message_id, routing_key, payload)
+   WHERE t.id = x.id AND t.state = 'reserving' AND t.owner_id IS NOT DISTINCT FROM x.owner_id AND t.attempts = x.attempts
+   RETURNING t.id, x.message_id, x.routing_key, x.payload
+ ), sent AS (
+   INSERT INTO outbox_messages (message_id, routing_key, payload)
+   SELECT message_id, routing_key, payload::jsonb FROM done
+   ON CONFLICT (message_id) DO NOTHING
+ )
+ SELECT id FROM done`;
+
 /** What became of a claim: inserted, its key already taken, or its allowance no longer open. */
 type ClaimResult = "inserted" | "taken" | "allowance_closed";
 
-/** A request on an allowance names it in its settle or release, so billing records its hold there. */
-function allowanceSpendOf(record: TextRecord): { allowance?: AllowanceSpend } {
-  if (record.allowanceId === null) return {};
-  return {
-    allowance: {
-      allowance_id: record.allowanceId,
-      key_id: record.keyId,
-      reserved_microrub: record.estimatedCost,
-      operation: "text",
-      model: record.model,
-      owner_ref: record.id,
-    },
-  };
-}
-
-/** A text_requests row as pg returns it. */
-interface SqlRow {
-  id: string;
-  key_id: string;
-  user_id: string;
-  organization_id: string;
-  endpoint: string;
-  idempotency_key: string;
-  request_id: string | null;
-  fingerprint: string;
-  model: string;
-  plan: string;
-  estimated_cost: string;
-  hold_id: string;
-  allowance_id: string | null;
-  state: TextState;
-  result: string | null;
-  cost: string | null;
-  error: string | null;
-  attempts: number;
-  owner_id: string | null;
-  next_attempt_at: Date;
-  created_at: Date;
-}
+/** A text_requests row as pg returns it, typed from schema.prisma's TextRequest (no hand-written twin). */
+type SqlRow = PgRow<TextRequest>;
 
 function fromSql(row: SqlRow): TextRecord {
   return {
@@ -347,6 +345,7 @@ function fromSql(row: SqlRow): TextRecord {
     cost: row.cost === null ? null : toMicrorub(row.cost),
     error: row.error === null ? null : (JSON.parse(row.error) as StoredError),
     attempts: row.attempts,
+    provider: row.provider,
     ownerId: row.owner_id,
     nextAttemptAt: row.next_attempt_at,
     createdAt: row.created_at,

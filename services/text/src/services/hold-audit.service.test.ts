@@ -12,6 +12,7 @@ it("answers for allowances: pending while open, the holder's release with the es
           { id: open, closedWith: null },
           { id: closed, closedWith: 12_000 },
         ]),
+      closeUnknown: () => Promise.resolve([]),
     },
     () => Promise.resolve(null),
   );

@@ -1,4 +1,11 @@
-import type { FinalHoldsRequest, FinalHoldsResponse, HoldAuditRequest, HoldAuditVerdict } from "@meter/contracts";
+import type {
+  FinalHoldsRequest,
+  FinalHoldsResponse,
+  HoldAuditRequest,
+  HoldAuditVerdict,
+  UnknownAllowancesRequest,
+  UnknownAllowancesResponse,
+} from "@meter/contracts";
 import { answerFinalHolds, answerHoldAudit } from "@meter/service-clients";
 import type { AllowanceRepository } from "../repositories/allowance.repository";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
@@ -14,7 +21,7 @@ import type { TextRequestRepository } from "../repositories/text-request.reposit
 export class HoldAuditService {
   constructor(
     private readonly repo: TextRequestRepository,
-    private readonly allowances: Pick<AllowanceRepository, "existing">,
+    private readonly allowances: Pick<AllowanceRepository, "existing" | "closeUnknown">,
     /** The database's restore point (restorePointOf): null unless it was restored from a backup. */
     private readonly restorePoint: () => Promise<Date | null>,
   ) {}
@@ -43,6 +50,15 @@ export class HoldAuditService {
         ? { hold_id: h.hold_id, status: "pending" }
         : { hold_id: h.hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: closedWith };
     });
+  }
+
+  /**
+   * Billing-ledger has no open record of these allowances (a restore of its database lost them): no
+   * request is placed on them again; a request that would have been takes a per-request hold, and the
+   * key's next grant is asked for (docs/api.md, "Allowances").
+   */
+  async unknownAllowances(request: UnknownAllowancesRequest): Promise<UnknownAllowancesResponse> {
+    return { closed: await this.allowances.closeUnknown(request.allowance_ids) };
   }
 
   /** The books cross-check: final records, a page at a time, as the holds they settled or released. */

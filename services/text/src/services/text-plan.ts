@@ -1,4 +1,4 @@
-import type { ChatQuoteRequest, CatalogModel, MessagesRequest, ResponsesRequest } from "@meter/contracts";
+import { providersOf, type ChatQuoteRequest, type CatalogModel, type MessagesRequest, type ResponsesRequest } from "@meter/contracts";
 import type { TextEndpoint, TextPlan } from "../domain/text-record";
 import type { ProviderRequest, UpstreamKeys } from "../providers/provider";
 import { TextErrors } from "../errors";
@@ -77,13 +77,17 @@ export function planText(endpoint: TextEndpoint, catalog: CatalogView, modelId: 
   if (!model.enabled) throw TextErrors.costUnknown(modelId, "the model is disabled");
   const tariff = model.operations.text;
   if (!tariff) throw TextErrors.costUnknown(modelId, "the model has no text tariff");
-  const keyEnv = model.provider.api_key_env;
-  if (keyEnv && keys.get(keyEnv) === undefined) throw TextErrors.modelUnavailable(`the upstream of "${modelId}" is not configured`);
+  // One provider whose key this process has is enough: the others are passed over like refusals.
+  const providers = providersOf(model);
+  if (!providers.some((p) => !p.api_key_env || keys.get(p.api_key_env) !== undefined)) {
+    throw TextErrors.modelUnavailable(`the upstream of "${modelId}" is not configured`);
+  }
   const inputTokensEstimate = estimateInputTokens(text.system, text.messages);
   return {
     endpoint,
     model: modelId,
     provider: model.provider,
+    ...(providers.length > 1 ? { providers } : {}),
     tariff,
     request: {
       model: model.provider.upstream_model ?? modelId,

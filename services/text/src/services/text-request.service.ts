@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { Allocator } from "@meter/allowances";
 import type { Hold, KeyIdentity } from "@meter/contracts";
 import type { BillingClient } from "@meter/service-clients";
@@ -7,12 +6,13 @@ import type { NewTextRecord, TextEndpoint, TextRecord } from "../domain/text-rec
 import { TextErrors } from "../errors";
 import type { UpstreamKeys } from "../providers/provider";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
+import { claimOnAllowance } from "./allowance-rule";
 import { planText, type CatalogView, type NormalizedText } from "./text-plan";
 import { Refused, type TextRunner } from "./text-runner";
 
 export interface TextRequestDeps {
-  repo: TextRequestRepository;
-  runner: TextRunner;
+  repo: Pick<TextRequestRepository, "claim">;
+  runner: Pick<TextRunner, "drive" | "isActive">;
   billing: Pick<BillingClient, "placeHold" | "release">;
   /** This process's allowances; none when ALLOWANCES=off (every request places its own hold in billing). */
   allowances?: Pick<Allocator, "take" | "giveBack">;
@@ -78,7 +78,7 @@ export class TextRequestService {
       createdAt: now,
     };
 
-    const onAllowance = await this.claimOnAllowance(record);
+    const onAllowance = this.deps.allowances ? await claimOnAllowance(this.deps.allowances, this.deps.repo, record) : undefined;
     if (onAllowance) return this.proceed(onAllowance, fingerprint, undefined);
 
     const placement: Promise<Hold> = this.deps.billing.placeHold({
@@ -102,25 +102,6 @@ export class TextRequestService {
         .catch((e: unknown) => this.deps.logger.warn({ err: e, request: id }, "a duplicate's hold could not be released; the hold audit will"));
     }
     return this.proceed(claimed, fingerprint, placement);
-  }
-
-  /**
-   * The claim with its hold placed on an allowance of the key, in one commit, when this process has one
-   * with room; undefined otherwise (then the request places its own hold, and a grant is under way).
-   */
-  private async claimOnAllowance(record: NewTextRecord): Promise<{ record: TextRecord; created: boolean } | undefined> {
-    const allowances = this.deps.allowances;
-    if (!allowances) return undefined;
-    const allowanceId = allowances.take({ keyId: record.keyId, organizationId: record.organizationId }, record.estimatedCost);
-    if (allowanceId === null) return undefined;
-    // Never the record's own id: a duplicate's placement under that id can then never be this hold.
-    const claimed = await this.deps.repo.claim({ ...record, holdId: randomUUID(), allowanceId });
-    if ("allowanceClosed" in claimed) {
-      allowances.giveBack(allowanceId, record.estimatedCost, false);
-      return undefined;
-    }
-    if (!claimed.created || claimed.record.allowanceId !== allowanceId) allowances.giveBack(allowanceId, record.estimatedCost, true);
-    return claimed;
   }
 
   private async proceed(claimed: { record: TextRecord; created: boolean }, fingerprint: string, placement: Promise<Hold> | undefined): Promise<TextOutcome> {

@@ -4,25 +4,29 @@ import { placementOf, type BillingClient } from "@meter/service-clients";
 import type { Allocator } from "@meter/allowances";
 import type { AppError, Logger } from "@meter/service-kit";
 import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
-import { UpstreamError, type ProviderResult, type TextProvider } from "../providers/provider";
+import type { ProviderResult, TextProvider, UpstreamError } from "../providers/provider";
+import { UpstreamRouter, type RouterDeps } from "../providers/routing/upstream-router";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 import { TextErrors } from "../errors";
+import { moveOntoAllowance } from "./allowance-rule";
 import { chargeOf } from "./pricing";
 
 export interface RunnerDeps {
-  repo: TextRequestRepository;
+  repo: Pick<TextRequestRepository, "finish" | "find" | "update" | "forget" | "moveToAllowance" | "route">;
   billing: Pick<BillingClient, "placeHold" | "release">;
   providerFor: (provider: Provider) => TextProvider;
   logger: Logger;
   upstreamTimeoutMs: number;
   /** Wakes the outbox relay after a final outcome (and its hold command) was committed. */
   onOutbox: () => void;
-  /** Attempts a request may start, each calling the upstream at most once, before it ends as failed. */
+  /** Attempts a request may start, each calling each of its providers at most once, before it ends as failed. */
   maxAttempts: number;
-  /** Inline retries of an upstream that answered 5xx/429 within one attempt (nothing was charged). */
+  /** Inline retries of a model's only upstream answering 5xx/429 within one attempt (nothing was charged). */
   upstreamRetryDelaysMs: readonly number[];
   /** First back-off of a parked record; it doubles per attempt (see park()). */
   parkBaseMs: number;
+  /** The providers' shared health and per-provider metrics (models with several providers). */
+  routing?: Pick<RouterDeps, "health" | "metrics">;
   /** This process's allowances (none when ALLOWANCES=off): a refused hold moves onto one with room. */
   allowances?: Pick<Allocator, "takeIfRoom" | "giveBack" | "whenGranted">;
 }
@@ -55,9 +59,18 @@ const UPSTREAM_BACKOFF_CAP_MS = 300_000;
  */
 export class TextRunner {
   private readonly active = new Map<string, Promise<TextRecord>>();
-  private readonly answered = new Map<string, { result: TextResult; cost: number }>();
+  private readonly answered = new Map<string, { result: TextResult; cost: number; upstreamMs?: number }>();
 
-  constructor(private readonly deps: RunnerDeps) {}
+  private readonly router: UpstreamRouter;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.router = new UpstreamRouter({
+      providerFor: deps.providerFor,
+      retryDelaysMs: deps.upstreamRetryDelaysMs,
+      logger: deps.logger,
+      ...(deps.routing ?? {}),
+    });
+  }
 
   isActive(id: string): boolean {
     return this.active.has(id);
@@ -117,39 +130,39 @@ export class TextRunner {
       }
     }
 
-    const provider = this.deps.providerFor(r.plan.provider);
-    let answer: ProviderResult;
-    for (let retry = 0; ; retry++) {
-      try {
-        answer = await provider.complete(r.plan.request, { timeoutMs: this.deps.upstreamTimeoutMs });
-        break;
-      } catch (e) {
-        const err = e instanceof UpstreamError ? e : new UpstreamError("unknown", String(e), undefined, { cause: e });
-        if (err.kind === "failed" && retry < this.deps.upstreamRetryDelaysMs.length) {
-          await sleep(this.deps.upstreamRetryDelaysMs[retry]!);
-          continue;
-        }
-        if (err.kind === "unknown") {
-          // It may have run upstream: keep the hold, and try again in a later (counted) attempt.
-          this.deps.logger.warn({ request: r.id, err, attempt: r.attempts }, "upstream outcome unknown; will try again");
-          return this.park(r, UPSTREAM_BACKOFF_CAP_MS);
-        }
+    const calledAt = performance.now();
+    const sent = await this.router.send(r.plan, r.provider, {
+      timeoutMs: this.deps.upstreamTimeoutMs,
+      pin: (provider, refused) => this.deps.repo.route(r, provider, refused),
+    });
+    switch (sent.kind) {
+      case "moved":
+        return this.current(r);
+      case "unknown":
+        // It may have run upstream: keep the hold, and try again in a later (counted) attempt, on the same provider.
+        this.deps.logger.warn({ request: r.id, err: sent.error, provider: sent.provider, attempt: r.attempts }, "upstream outcome unknown; will try again");
+        return this.park(r, UPSTREAM_BACKOFF_CAP_MS);
+      case "failed":
         // Refused, not reached, or still failing: nothing ran, so nothing is charged.
-        this.deps.logger.warn({ request: r.id, err }, "upstream call failed; releasing the hold");
-        return this.finish(failure(r, upstreamError(describeFailure(err)), "upstream failed"));
-      }
+        this.deps.logger.warn({ request: r.id, err: sent.error, refused: sent.refused }, "upstream call failed; releasing the hold");
+        if (r.plan.providers && sent.refused.length > 0) await this.deps.repo.route(r, sent.refused.at(-1)!, sent.refused);
+        return this.finish(failure(r, upstreamError(describeFailure(sent.error)), "upstream failed"));
+      case "answered":
+        break;
     }
+    const answer = sent.answer;
     const result = toTextResult(r, answer);
     const cost = chargeOf(r.plan.tariff, result.usage.input_tokens, result.usage.output_tokens, r.estimatedCost);
-    this.answered.set(r.id, { result, cost });
-    return this.finish({ record: r, state: "completed", result, cost });
+    const upstreamMs = performance.now() - calledAt;
+    this.answered.set(r.id, { result, cost, upstreamMs });
+    return this.finish({ record: r, state: "completed", result, cost, upstreamMs });
   }
 
   /**
    * Out of attempts: the request fails and its hold is released, so no money stays locked. An answer
    * we hold but could not store is tried once more; the customer is not charged for one never delivered.
    */
-  private async giveUp(r: TextRecord, kept: { result: TextResult; cost: number } | undefined): Promise<TextRecord> {
+  private async giveUp(r: TextRecord, kept: { result: TextResult; cost: number; upstreamMs?: number } | undefined): Promise<TextRecord> {
     if (kept) {
       try {
         return await this.finish({ record: r, state: "completed", ...kept });
@@ -192,7 +205,7 @@ export class TextRunner {
    * it could still land later; its id is released first (a tombstone), so it never can.
    */
   private async refuse(r: TextRecord, error: AppError): Promise<TextRecord> {
-    const moved = await this.moveToAllowance(r);
+    const moved = await moveOntoAllowance(this.deps.allowances, this.deps.repo, this.deps.logger, r);
     if (moved === "unknown") return this.park(r, BILLING_BACKOFF_CAP_MS);
     if (moved) return this.run(moved, undefined);
     if (r.attempts > 1 || r.holdId !== r.id) {
@@ -206,30 +219,6 @@ export class TextRunner {
     }
     await this.deps.repo.forget(r);
     throw new Refused(error);
-  }
-
-  /**
-   * Billing refused the hold while this process has an allowance of the key with room (money the
-   * refusal counted as parked in it): the request is placed on that allowance instead, under a fresh
-   * hold id. Only a first attempt on its own id, so no earlier placement of it can still land.
-   */
-  private async moveToAllowance(r: TextRecord): Promise<TextRecord | undefined | "unknown"> {
-    const allowances = this.deps.allowances;
-    if (!allowances || r.attempts !== 1 || r.holdId !== r.id) return undefined;
-    await allowances.whenGranted(r.keyId);
-    const allowanceId = allowances.takeIfRoom(r.keyId, r.estimatedCost);
-    if (allowanceId === null) return undefined;
-    let moved: TextRecord | undefined;
-    try {
-      moved = await this.deps.repo.moveToAllowance(r, allowanceId, randomUUID());
-    } catch (e) {
-      // Whether it moved is not known: parked, the next attempt finds out (the allowance keeps the estimate counted).
-      this.deps.logger.warn({ err: e, request: r.id }, "a refused request could not be moved onto an allowance; parked");
-      return "unknown";
-    }
-    if (!moved) allowances.giveBack(allowanceId, r.estimatedCost, true);
-    else this.deps.logger.info({ request: r.id, allowance: allowanceId }, "hold refused; placed on an allowance of this process instead");
-    return moved;
   }
 
   /** Moves the record to a fresh hold id and places that one, within the same attempt. */
@@ -284,8 +273,4 @@ function toTextResult(r: TextRecord, result: ProviderResult): TextResult {
     output_tokens: Math.min(Buffer.byteLength(result.text, "utf8"), r.plan.request.maxTokens),
   };
   return { text: result.text, stop_reason: result.stopReason, usage };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

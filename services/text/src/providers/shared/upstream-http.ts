@@ -121,7 +121,8 @@ export async function postUpstreamJson(call: UpstreamPost): Promise<{ status: nu
       }
     }
     const detail = scrub(upstreamErrorMessage(text) ?? `HTTP ${res.statusCode}`, call.secrets);
-    throw new UpstreamError(kindOfStatus(res.statusCode), `${call.vendor}: ${detail}`, res.statusCode);
+    const retryAfterMs = retryAfterOf(res.headers["retry-after"]);
+    throw new UpstreamError(kindOfStatus(res.statusCode), `${call.vendor}: ${detail}`, res.statusCode, retryAfterMs === undefined ? {} : { retryAfterMs });
   } catch (e) {
     throw e instanceof UpstreamError ? e : failure(e, "unexpected failure");
   } finally {
@@ -136,6 +137,16 @@ export async function postUpstreamJson(call: UpstreamPost): Promise<{ status: nu
  */
 export function kindOfStatus(status: number): "rejected" | "failed" {
   return status === 408 || status === 429 || status >= 500 ? "failed" : "rejected";
+}
+
+/** Retry-After in seconds or as an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function retryAfterOf(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? Math.round(seconds * 1000) : undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /**
