@@ -67,7 +67,7 @@ COPY --from=build --link /out/gateway/app /app
 EXPOSE 8080 9080
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-gateway" \
       org.opencontainers.image.description="Meter: the public door: API keys, scopes, limits, routing, the web cabinet" \
@@ -82,7 +82,7 @@ COPY --from=build --link /out/text/app /app
 EXPOSE 8081
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-text" \
       org.opencontainers.image.description="Meter: text generation: /v1/messages, /v1/responses, /v1/chat/quote" \
@@ -97,7 +97,7 @@ COPY --from=build --link /out/media-jobs/app /app
 EXPOSE 8082
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-media-jobs" \
       org.opencontainers.image.description="Meter: media jobs admission: quotes, holds, job records" \
@@ -112,7 +112,7 @@ COPY --from=build --link /out/media-jobs-worker/app /app
 EXPOSE 8092
 CMD ["node", "--enable-source-maps", "dist/worker.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-media-jobs-worker" \
       org.opencontainers.image.description="Meter: the media jobs worker: local models and Tesseract" \
@@ -127,7 +127,7 @@ COPY --from=build --link /out/files/app /app
 EXPOSE 8083
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-files" \
       org.opencontainers.image.description="Meter: private files: signed uploads into the object store, downloads, quota" \
@@ -142,7 +142,7 @@ COPY --from=build --link /out/files-worker/app /app
 EXPOSE 8093
 CMD ["node", "--enable-source-maps", "dist/worker.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-files-worker" \
       org.opencontainers.image.description="Meter: the files worker: verification (size, SHA-256, type, clamd) and retention" \
@@ -157,7 +157,7 @@ COPY --from=build --link /out/billing-ledger/app /app
 EXPOSE 8084
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-billing-ledger" \
       org.opencontainers.image.description="Meter: organizations, keys, tariffs, holds and the ledger" \
@@ -172,7 +172,7 @@ COPY --from=build --link /out/mcp/app /app
 EXPOSE 8085
 CMD ["node", "--enable-source-maps", "dist/main.js"]
 # Last, so that a new version or revision reuses every layer above.
-ARG VERSION=0.0.0-dev
+ARG VERSION=1.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="meter-mcp" \
       org.opencontainers.image.description="Meter: the MCP server (POST /mcp)" \

@@ -1,8 +1,10 @@
 # `docker buildx bake` builds every image; `docker buildx bake text` one of them. Each deployable has its
 # own image and tag, so each can be released alone:
 #   TAG=1.4.1 REVISION=$(git rev-parse HEAD) docker buildx bake --push text
+# By default the tag is this checkout's release: package.json's `version`, CHANGELOG.md's first entry
+# (infra/deploy/test/release-version.test.ts keeps them equal).
 variable "REGISTRY" { default = "registry.example.com/meter" }
-variable "TAG" { default = "dev" }
+variable "TAG" { default = "1.1.0" }
 variable "REVISION" { default = "unknown" }
 
 group "default" {

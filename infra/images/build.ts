@@ -53,20 +53,34 @@ function registryDependencies(packageDir: string): ClosureRoot[] {
     .map(([name]) => ({ name, from: packageDir }));
 }
 
-/** The generated entry of `dist/migrate.js`. */
+/**
+ * The generated entry of `dist/migrate.js`. Its settings pass the production secret checks first
+ * (migrationConfig), as the deployable's own process does: a placeholder owner password stops the Job.
+ */
 function migrateEntry(image: DeployableImage): string {
   return `import path from "node:path";
+import { migrationConfig, parseConfig } from "./packages/config/src/index";
 import { runMigrationCommand } from "./packages/db-tools/src/service-migrations";
-runMigrationCommand({
-  prefix: ${JSON.stringify(envPrefix(image.service))},
-  serviceDir: path.join(__dirname, "..", ${JSON.stringify(image.dir)}),
-  argv: process.argv.slice(2),
-  env: process.env,
+Promise.resolve().then(() => {
+  parseConfig(migrationConfig(${JSON.stringify(envPrefix(image.service))}));
+  return runMigrationCommand({
+    prefix: ${JSON.stringify(envPrefix(image.service))},
+    serviceDir: path.join(__dirname, "..", ${JSON.stringify(image.dir)}),
+    argv: process.argv.slice(2),
+    env: process.env,
+  });
 }).then(
   (code) => { process.exitCode = code; },
   (error) => { console.error(error instanceof Error ? error.message : error); process.exitCode = 1; },
 );
 `;
+}
+
+/** This checkout's release: the root package.json's `version` (CHANGELOG.md's first entry, the images' tag). */
+export function releaseVersion(): string {
+  const { version } = readManifest(root) as { version?: string };
+  if (!version) throw new Error("package.json has no version");
+  return version;
 }
 
 export interface BuiltImage {
@@ -112,8 +126,9 @@ export async function buildImageFolder(image: DeployableImage, outRoot: string, 
   for (const { name, dir } of sourcePackages) {
     cpSync(dir, path.join(out, "node_modules", name), { recursive: true, filter: (f) => !/(\/node_modules|\.test\.ts$)/.test(path.relative(dir, f)) });
   }
-  // No "type": the bundles are CommonJS.
-  writeFileSync(path.join(out, "app", "package.json"), JSON.stringify({ name: `meter-${image.deployable}`, private: true }, null, 2) + "\n");
+  // No "type": the bundles are CommonJS. The version is the release the image is tagged with.
+  const manifest = { name: `meter-${image.deployable}`, version: releaseVersion(), private: true };
+  writeFileSync(path.join(out, "app", "package.json"), JSON.stringify(manifest, null, 2) + "\n");
   return { deployable: image.deployable, dir: out, packages };
 }
 

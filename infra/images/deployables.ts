@@ -1,4 +1,7 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { DEPLOYABLES, ServiceCatalog, envPrefix, type Deployable, type ServiceName } from "@meter/contracts";
+import { repoRoot } from "@meter/local-infra";
 
 /**
  * What each image holds and runs, derived from the one list of services (packages/contracts
@@ -36,6 +39,12 @@ export interface DeployableImage {
 /** Tesseract with the languages the OCR engine reads, and the fonts sharp renders text with. */
 const MEDIA_WORKER_APT = ["tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-rus", "fonts-dejavu-core", "fontconfig-config"];
 
+/** The migrations, and the SQL functions `migrate.js deploy` applies after them where the service has any (packages/db-tools sql-files.ts). */
+const databaseFiles = (dir: string): string[] => [
+  `${dir}/prisma/migrations`,
+  ...(existsSync(path.join(repoRoot(), dir, "prisma", "sql")) ? [`${dir}/prisma/sql`] : []),
+];
+
 function describe(deployable: Deployable): DeployableImage {
   const worker = deployable.endsWith("-worker");
   const service = (worker ? deployable.slice(0, -"-worker".length) : deployable) as ServiceName;
@@ -48,7 +57,7 @@ function describe(deployable: Deployable): DeployableImage {
     entry: worker ? "src/worker.ts" : "src/main.ts",
     portSetting: `${envPrefix(service)}_${worker ? "WORKER_PORT" : "PORT"}`,
     ...(database ? { migrations: worker ? ("wait" as const) : ("deploy" as const) } : {}),
-    files: [...(database ? [`${entry.dir}/prisma/migrations`] : []), ...(service === "gateway" ? ["web/cabinet/src"] : [])],
+    files: [...(database ? databaseFiles(entry.dir) : []), ...(service === "gateway" ? ["web/cabinet/src"] : [])],
     sourcePackages: service === "gateway" ? ["@meter/contracts"] : [],
     aptPackages: deployable === "media-jobs-worker" ? MEDIA_WORKER_APT : [],
   };

@@ -49,9 +49,13 @@ async function main(): Promise<void> {
 
   const rabbit = new URL(env.RABBITMQ_URL!);
   const pg = new URL(serviceDatabaseUrl(path.join(repoRoot(), "services", "billing-ledger")));
+  // The gateway counts its rate limit in Redis, so Redis is needed only with the limit on.
+  const rateLimited = Number(process.env.RATE_LIMIT_PER_MINUTE || 0) > 0;
+  const redis = new URL(process.env.REDIS_URL || "redis://127.0.0.1:6379");
   await ensurePrerequisites({
     postgres: { host: pg.hostname, port: Number(pg.port || 5432) },
     rabbitmq: { host: rabbit.hostname, port: Number(rabbit.port || 5672) },
+    ...(rateLimited ? { redis: { host: redis.hostname, port: Number(redis.port || 6379) } } : {}),
     log,
   });
 

@@ -39,9 +39,12 @@ async function main(): Promise<number> {
   const pgUrl = serviceDatabaseUrl(path.join(root, "services", "billing-ledger"));
   const pg = new URL(pgUrl);
   const rabbit = new URL(process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672");
+  // The gateway's rate-limit tests count in Redis (gateway/test/shared-rate-limit.test.ts).
+  const redis = new URL(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   await ensurePrerequisites({
     postgres: { host: pg.hostname, port: Number(pg.port || 5432) },
     rabbitmq: { host: rabbit.hostname, port: Number(rabbit.port || 5672) },
+    redis: { host: redis.hostname, port: Number(redis.port || 6379) },
     log: (line) => console.log(`[test] ${line}`),
   });
   // The OCR engine's tests run the real Tesseract (Debian's, installed with apt like ClamAV).

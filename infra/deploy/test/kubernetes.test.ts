@@ -199,7 +199,7 @@ describe("fails on a broken file", () => {
       "one image for two deployables",
       "prod",
       (o) => void (container(o, "text").image = container(o, "billing-ledger").image),
-      /Deployment text: runs \S+meter\/billing-ledger:1\.0\.0, the image of billing-ledger/,
+      /Deployment text: runs \S+meter\/billing-ledger:1\.1\.0, the image of billing-ledger/,
     ],
     [
       "a service account token",
@@ -253,16 +253,27 @@ function changed(before: K8sObject[], after: K8sObject[]): string[] {
 
 describe("each deployable is released on its own (prod)", () => {
   const before = () => objectsOf("prod");
-  it("a new image tag changes only that deployable's Deployment", () => {
+  it("a new release (its image's tag and its release label) changes only that deployable's Deployment and migration Job", async () => {
     const after = renderOverlay("prod", (k8s) => {
       const file = path.join(k8s, "overlays/prod/kustomization.yaml");
-      writeFileSync(file, readFileSync(file, "utf8").replace(/(name: meter-text\n\s+newName: \S+\n\s+newTag:) "1\.0\.0"/, '$1 "1.0.1"'));
+      writeFileSync(file, readFileSync(file, "utf8").replace(/(name: meter-text\n\s+newName: \S+\n\s+newTag:) "1\.1\.0"/, '$1 "1.1.1"'));
+      const releases = path.join(k8s, "overlays/prod/releases.yaml");
+      writeFileSync(releases, readFileSync(releases, "utf8").replace(/(name: text\n\s+labels:\n\s+app\.kubernetes\.io\/version:) "1\.1\.0"/, '$1 "1.1.1"'));
     });
+    expect(await checkOverlay(after, "prod")).toEqual([]);
     // The old release's Job is no longer rendered (Kubernetes removes it after its ttlSecondsAfterFinished).
-    expect(changed(before(), after)).toEqual(["Deployment text", "Job text-migrate-1.0.0", "Job text-migrate-1.0.1"]);
-    expect(container(after, "text").image).toBe("registry.example.com/meter/text:1.0.1");
-    expect(find<Workload>(after, "Deployment", "text").spec.template.spec.initContainers![0]!.image).toBe("registry.example.com/meter/text:1.0.1");
-    expect(find<Workload>(after, "Job", "text-migrate-1.0.1").spec.template.spec.containers[0]!.image).toBe("registry.example.com/meter/text:1.0.1");
+    expect(changed(before(), after)).toEqual(["Deployment text", "Job text-migrate-1.1.0", "Job text-migrate-1.1.1"]);
+    expect(container(after, "text").image).toBe("registry.example.com/meter/text:1.1.1");
+    expect(find<Workload>(after, "Deployment", "text").spec.template.spec.initContainers![0]!.image).toBe("registry.example.com/meter/text:1.1.1");
+    expect(find<Workload>(after, "Job", "text-migrate-1.1.1").spec.template.spec.containers[0]!.image).toBe("registry.example.com/meter/text:1.1.1");
+  });
+
+  it("a new tag without its release label is caught: the old release's Job would be applied with another image", async () => {
+    const after = renderOverlay("prod", (k8s) => {
+      const file = path.join(k8s, "overlays/prod/kustomization.yaml");
+      writeFileSync(file, readFileSync(file, "utf8").replace(/(name: meter-files\n\s+newName: \S+\n\s+newTag:) "1\.1\.0"/, '$1 "1.1.1"'));
+    });
+    expect((await checkOverlay(after, "prod")).join("\n")).toMatch(/Deployment files: runs tag 1\.1\.1, labelled release 1\.1\.0: set both/);
   });
 
   it("a new owner password changes only its Secret: the Job of a release cannot change, the next one reads it", () => {
@@ -334,7 +345,7 @@ const withComponent = (overlay: Overlay, component: string): K8sObject[] =>
 const labelsOf = (o: K8sObject): Record<string, string> => (o.metadata as { labels?: Record<string, string> }).labels ?? {};
 
 describe.each(OVERLAYS)("labels of k8s/overlays/%s", (overlay) => {
-  it("puts instance and managed-by on every object and pod, and each Deployment's image tag as its version, selectors untouched", () => {
+  it("puts instance and managed-by on every object and pod, and each Deployment's release (its image's tag) as its version, selectors untouched", () => {
     const objects = objectsOf(overlay);
     for (const o of objects) {
       expect([o.kind, o.metadata.name, labelsOf(o)["app.kubernetes.io/instance"], labelsOf(o)["app.kubernetes.io/managed-by"]]).toEqual([

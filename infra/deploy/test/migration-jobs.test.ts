@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { checkOverlay, unhashed } from "./support/k8s-checks";
-import { DEPLOY_COMMAND, WAIT_COMMAND } from "./support/k8s-migration-checks";
-import { OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
+import { DEPLOY_COMMAND, VERSION_LABEL, WAIT_COMMAND } from "./support/k8s-migration-checks";
+import { copyExampleSecrets, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
 import { isService, isWorkload, podContainers, secretValues, type K8sObject, type NetworkPolicy, type Secret, type Workload } from "./support/manifests";
 
 /**
@@ -16,21 +16,17 @@ const WITH_DATABASE = ["billing-ledger", "files", "files-worker", "mcp", "media-
 const rendered = new Map<Overlay, K8sObject[]>(OVERLAYS.map((o) => [o, renderOverlay(o)]));
 const objectsOf = (o: Overlay): K8sObject[] => JSON.parse(JSON.stringify(rendered.get(o))) as K8sObject[];
 const workloads = (o: K8sObject[], kind: string) => o.filter(isWorkload).filter((w) => w.kind === kind);
-const tagOf = (image: string) => image.slice(image.lastIndexOf(":") + 1);
-const secretNames = (c: ReturnType<typeof podContainers>[number]) => [
-  ...(c.envFrom ?? []).map((f) => f.secretRef?.name),
-  ...(c.env ?? []).map((v) => v.valueFrom?.secretKeyRef?.name),
-];
+const releaseOf = (w: Workload) => w.metadata.labels![VERSION_LABEL]!;
+const secretNames = (c: ReturnType<typeof podContainers>[number]) =>
+  [...(c.envFrom ?? []).map((f) => f.secretRef?.name), ...(c.env ?? []).map((v) => v.valueFrom?.secretKeyRef?.name)].filter((n) => n !== undefined);
 
 describe.each(OVERLAYS)("migrations in k8s/overlays/%s", (overlay) => {
   const objects = objectsOf(overlay);
   const deployments = workloads(objects, "Deployment");
   const jobs = workloads(objects, "Job").filter((j) => j.metadata.name.includes("-migrate-"));
 
-  it("has one Job per service that owns a database, named after its image's tag, running its migrations as the owner role", () => {
-    expect(jobs.map((j) => j.metadata.name).sort()).toEqual(
-      OWNERS.map((d) => `${d}-migrate-${tagOf(deployments.find((x) => x.metadata.name === d)!.spec.template.spec.containers[0]!.image)}`),
-    );
+  it("has one Job per service that owns a database, named after its Deployment's release label, running its migrations as the owner role", () => {
+    expect(jobs.map((j) => j.metadata.name).sort()).toEqual(OWNERS.map((d) => `${d}-migrate-${releaseOf(deployments.find((x) => x.metadata.name === d)!)}`));
     for (const job of jobs) {
       const deployable = job.metadata.name.replace(/-migrate-.*$/, "");
       const [c, ...others] = job.spec.template.spec.containers;
@@ -118,36 +114,60 @@ describe("the migration checks fail on", () => {
       /Deployment mcp: 0 migration Jobs run its image; one per release/,
     ],
     [
-      "a Job not named after its tag (a new release would reuse the old Job)",
+      "a Job not named after its release (a new release would reuse the old Job)",
       "prod",
-      (o) => void (find(o, "Job", "files-migrate-1.0.0").metadata.name = "files-migrate"),
-      /Job files-migrate: runs \S+\/files:1\.0\.0; a release's Job is named files-migrate-1\.0\.0/,
+      (o) => void (find(o, "Job", "files-migrate-1.1.0").metadata.name = "files-migrate"),
+      /Job files-migrate: migrates release 1\.1\.0 of Deployment files; its Job is named files-migrate-1\.1\.0/,
     ],
     [
       "a Job of another version than the Deployment",
       "prod",
-      (o) => void (find(o, "Job", "text-migrate-1.0.0").spec.template.spec.containers[0]!.image = "registry.example.com/meter/text:0.9.0"),
-      /Job text-migrate-1\.0\.0: runs \S+text:0\.9\.0; a release's Job is named text-migrate-0\.9\.0[\s\S]*migrates with \S+text:0\.9\.0, Deployment text runs \S+text:1\.0\.0/,
+      (o) => {
+        const job = find(o, "Job", "text-migrate-1.1.0");
+        job.spec.template.spec.containers[0]!.image = "registry.example.com/meter/text:0.9.0";
+        job.spec.template.metadata!.labels![VERSION_LABEL] = "0.9.0";
+      },
+      /Job text-migrate-1\.1\.0: labelled release 0\.9\.0, Deployment text 1\.1\.0[\s\S]*migrates with \S+text:0\.9\.0, Deployment text runs \S+text:1\.1\.0/,
     ],
     [
-      "a tag that does not fit in a Job's name",
+      "a Deployment without its release label",
+      "dev",
+      (o) => void delete find(o, "Deployment", "mcp").metadata.labels![VERSION_LABEL],
+      /Deployment mcp: no app\.kubernetes\.io\/version label: its release names its migration Job/,
+    ],
+    [
+      "a release that does not fit in a Job's name",
       "prod",
       (o) => {
-        const image = `registry.example.com/meter/media-jobs:${"1".repeat(50)}`;
-        find(o, "Job", "media-jobs-migrate-1.0.0").spec.template.spec.containers[0]!.image = image;
-        find(o, "Job", "media-jobs-migrate-1.0.0").metadata.name = `media-jobs-migrate-${"1".repeat(50)}`;
+        find(o, "Deployment", "media-jobs").metadata.labels![VERSION_LABEL] = "1".repeat(50);
+        find(o, "Job", "media-jobs-migrate-1.1.0").metadata.name = `media-jobs-migrate-${"1".repeat(50)}`;
       },
       /Job media-jobs-migrate-1{50}: not a Job name .*63 characters at most/,
+    ],
+    [
+      "a Job run without the production setting, so its secrets go unchecked",
+      "prod",
+      (o) => {
+        const c = find(o, "Job", "files-migrate-1.1.0").spec.template.spec.containers[0]!;
+        c.envFrom = c.envFrom!.filter((f) => f.configMapRef === undefined);
+      },
+      /Job files-migrate-1\.1\.0: NODE_ENV undefined, Deployment files production: it would skip the checks its Deployment runs/,
+    ],
+    [
+      "a Job without a writable /tmp under its read-only root",
+      "dev",
+      (o) => void delete find(o, "Job", "mcp-migrate-dev").spec.template.spec.containers[0]!.volumeMounts,
+      /Job mcp-migrate-dev: no writable \/tmp/,
     ],
     [
       "a Job with the runtime role's Secret too",
       "prod",
       (o) => {
-        const job = find(o, "Job", "text-migrate-1.0.0");
+        const job = find(o, "Job", "text-migrate-1.1.0");
         const runtime = o.find((x) => x.kind === "Secret" && unhashed(x.metadata.name) === "text-secrets")!.metadata.name;
         job.spec.template.spec.containers[0]!.envFrom!.push({ secretRef: { name: runtime } });
       },
-      /Job text-migrate-1\.0\.0: reads text-secrets; it needs the owner role's Secret alone/,
+      /Job text-migrate-1\.1\.0: reads text-secrets; it needs the owner role's Secret alone/,
     ],
     [
       "a Job migrating as the runtime role",
@@ -163,7 +183,7 @@ describe("the migration checks fail on", () => {
       "a Job without limits on its tries, its time or its life",
       "prod",
       (o) => {
-        const job = find(o, "Job", "billing-ledger-migrate-1.0.0");
+        const job = find(o, "Job", "billing-ledger-migrate-1.1.0");
         delete job.spec.backoffLimit;
         delete job.spec.activeDeadlineSeconds;
         delete job.spec.ttlSecondsAfterFinished;
@@ -183,8 +203,8 @@ describe("the migration checks fail on", () => {
     [
       "a Job whose pods the Service would send requests to",
       "prod",
-      (o) => void (find(o, "Job", "mcp-migrate-1.0.0").spec.template.metadata!.labels!["app.kubernetes.io/name"] = "mcp"),
-      /Job mcp-migrate-1\.0\.0: Service mcp would send requests to its pods[\s\S]*PodDisruptionBudget mcp counts its pods/,
+      (o) => void (find(o, "Job", "mcp-migrate-1.1.0").spec.template.metadata!.labels!["app.kubernetes.io/name"] = "mcp"),
+      /Job mcp-migrate-1\.1\.0: Service mcp would send requests to its pods[\s\S]*PodDisruptionBudget mcp counts its pods/,
     ],
     [
       "a Job its network policies keep from the database",
@@ -217,6 +237,51 @@ describe("the migration checks fail on", () => {
       const file = path.join(k8s, "overlays/prod/kustomization.yaml");
       writeFileSync(file, readFileSync(file, "utf8").replace("  - path: migration-jobs.yaml\n", ""));
     });
-    expect((await checkOverlay(objects, "prod")).join("\n")).toMatch(/Job text-migrate: runs \S+text:1\.0\.0; a release's Job is named text-migrate-1\.0\.0/);
+    expect((await checkOverlay(objects, "prod")).join("\n")).toMatch(
+      /Job text-migrate: migrates release 1\.1\.0 of Deployment text; its Job is named text-migrate-1\.1\.0/,
+    );
+  });
+
+  it("secrets the Deployment's process would refuse (the example's placeholders): the Job refuses them too", async () => {
+    const objects = renderOverlay("prod", undefined, copyExampleSecrets);
+    expect((await checkOverlay(objects, "prod")).join("\n")).toMatch(
+      /Job text-migrate-1\.1\.0: would not migrate: TEXT_MIGRATION_DATABASE_URL: holds a placeholder/,
+    );
+  });
+});
+
+/** A release as a registry gives it: a host with a port, the tag and its digest (docs/deploy.md, Releasing one deployable). */
+describe.each(OVERLAYS)("a release pushed to a registry with a port and pinned by digest, in k8s/overlays/%s", (overlay) => {
+  const digest = `sha256:${"3f".repeat(32)}`;
+  const objects = renderOverlay(overlay, (k8s) => {
+    const file = path.join(k8s, "overlays", overlay, "kustomization.yaml");
+    const images = readFileSync(file, "utf8").replace(
+      /(- name: meter-(text|billing-ledger)\n\s+newName:) \S+\n(\s+)newTag: \S+/g,
+      (_m, head: string, name: string, indent: string) =>
+        `${head} registry.example.com:5000/meter/${name}\n${indent}newTag: "1.4.1"\n${indent}digest: ${digest}`,
+    );
+    writeFileSync(file, images);
+    const releases = path.join(k8s, "overlays", overlay, "releases.yaml");
+    writeFileSync(
+      releases,
+      readFileSync(releases, "utf8").replace(/(name: (text|billing-ledger)\n\s+labels:\n\s+app\.kubernetes\.io\/version:) \S+/g, '$1 "1.4.1"'),
+    );
+  });
+
+  it("names the Jobs after the release, not the image reference, and labels them and the pods with it", () => {
+    const jobs = workloads(objects, "Job").filter((j) => j.metadata.name.includes("-migrate-"));
+    for (const name of ["text", "billing-ledger"]) {
+      const job = jobs.find((j) => j.metadata.name.startsWith(`${name}-migrate-`))!;
+      expect([job.metadata.name, job.spec.template.spec.containers[0]!.image]).toEqual([
+        `${name}-migrate-1.4.1`,
+        `registry.example.com:5000/meter/${name}:1.4.1@${digest}`,
+      ]);
+      expect([job.metadata.labels![VERSION_LABEL], job.spec.template.metadata!.labels![VERSION_LABEL]]).toEqual(["1.4.1", "1.4.1"]);
+      expect(workloads(objects, "Deployment").find((d) => d.metadata.name === name)!.spec.template.metadata!.labels![VERSION_LABEL]).toBe("1.4.1");
+    }
+  });
+
+  it("passes every check of the overlay: the Jobs' names are valid, and kubectl apply would take them", async () => {
+    expect(await checkOverlay(objects, overlay)).toEqual([]);
   });
 });

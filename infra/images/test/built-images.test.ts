@@ -60,10 +60,10 @@ function run(cwd: string, args: string[], env: Record<string, string>): Promise<
   });
 }
 
-async function waitReady(url: string, child: ChildProcess, log: string[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
+async function waitReady(deployable: string, url: string, child: ChildProcess, log: string[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`exited while starting:\n${log.join("")}`);
+    if (child.exitCode !== null) throw new Error(`${deployable} exited while starting:\n${log.join("")}`);
     const ok = await fetch(url).then(
       (r) => r.ok,
       () => false,
@@ -71,7 +71,7 @@ async function waitReady(url: string, child: ChildProcess, log: string[]): Promi
     if (ok) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`not ready at ${url}:\n${log.join("")}`);
+  throw new Error(`${deployable} not ready at ${url}:\n${log.join("")}`);
 }
 
 beforeAll(async () => {
@@ -112,6 +112,14 @@ beforeAll(async () => {
 
   // Migrations first, by each API image's step (its migration Job), as the owner; then every pod's wait
   // for them (API and worker), as the runtime role.
+  // In production the step refuses what the deployable's own process would: the example's placeholder.
+  const first = IMAGES.find((i) => i.migrations === "deploy")!;
+  const placeholder = roleUrl(first.service.replace(/-/g, "_"), "owner", `change-me-${first.service}-owner`);
+  const refused = await run(path.join(out, first.deployable, "app"), ["dist/migrate.js", "deploy"], {
+    NODE_ENV: "production",
+    [`${envPrefixOf(first)}_MIGRATION_DATABASE_URL`]: placeholder,
+  });
+  expect(refused).toMatchObject({ code: 1, output: expect.stringContaining(`${envPrefixOf(first)}_MIGRATION_DATABASE_URL: holds a placeholder`) });
   for (const image of IMAGES.filter((i) => i.migrations === "deploy")) {
     const owner = { [`${envPrefixOf(image)}_MIGRATION_DATABASE_URL`]: roleUrl(image.service.replace(/-/g, "_"), "owner", roles[image.service]!.owner) };
     const result = await run(path.join(out, image.deployable, "app"), ["dist/migrate.js", "deploy"], owner);
@@ -146,10 +154,10 @@ beforeAll(async () => {
   }
   for (const p of processes) {
     const port = p.deployable === "gateway" ? gatewayInternal : ports[p.deployable];
-    await waitReady(`http://127.0.0.1:${port}/readyz`, p.child, p.log);
+    await waitReady(p.deployable, `http://127.0.0.1:${port}/readyz`, p.child, p.log);
   }
   gatewayUrl = url("gateway");
-}, 240_000);
+}, 360_000);
 
 afterAll(async () => {
   for (const p of processes) if (p.child.exitCode === null) p.child.kill("SIGKILL");
@@ -202,11 +210,17 @@ it("serves a paid request, a file declaration and the OpenAPI document through t
 }, 60_000);
 
 it("stops every process cleanly on SIGTERM", async () => {
+  // A process still there after 30 s is named with its log, where it says every 15 s which step of its
+  // stop it waits for (a hang, not a slow stop: each takes about a second).
   const exits = await Promise.all(
     processes.map(
       (p) =>
-        new Promise<{ deployable: string; code: number | null }>((resolve) => {
-          p.child.once("exit", (code) => resolve({ deployable: p.deployable, code }));
+        new Promise<{ deployable: string; code: number | null; log?: string }>((resolve) => {
+          const stuck = setTimeout(() => resolve({ deployable: p.deployable, code: null, log: p.log.join("").slice(-8000) }), 30_000);
+          p.child.once("exit", (code) => {
+            clearTimeout(stuck);
+            resolve({ deployable: p.deployable, code });
+          });
           p.child.kill("SIGTERM");
         }),
     ),

@@ -116,6 +116,13 @@ export const CommonConfig = z.object({
   INTERNAL_SIGNING_KEY: z.string().min(40, "must be <kid>.<base64url PKCS#8 DER> (generate with `pnpm internal-keys`)"),
   /** Every deployable's public keys, `<deployable>:<kid>.<base64url SPKI DER>, ...` (not a secret; shared by all). */
   INTERNAL_PUBLIC_KEYS: z.string().min(40, "must list <deployable>:<kid>.<base64url SPKI DER> entries (generate with `pnpm internal-keys`)"),
+  /**
+   * What this process signs its internal calls with: `ed25519` (what release 1.0.0 verifies; the default
+   * while any deployable may still run it) or `mac` (docs/deploy.md, Upgrading).
+   */
+  INTERNAL_AUTH_SIGN: env.enumOf(["ed25519", "mac"] as const, "ed25519"),
+  /** What it believes: `both` schemes, or `mac-only` once every caller signs MACs. */
+  INTERNAL_AUTH_ACCEPT: env.enumOf(["both", "mac-only"] as const, "both"),
   HOST: env.string("127.0.0.1"),
   /**
    * On SIGTERM, how long a server keeps serving after /readyz turns 503 (its answers closing their
@@ -124,3 +131,17 @@ export const CommonConfig = z.object({
   SHUTDOWN_DELAY_MS: env.int(0, { min: 0, max: 120_000 }),
 });
 export type CommonConfig = z.infer<typeof CommonConfig>;
+
+/**
+ * The settings of a service's `dist/migrate.js` (the release's migration Job, and the wait of its pods):
+ * its owner role's and runtime role's URLs, judged in production like the service's own settings, so a
+ * Job given a placeholder or weak owner password fails before it connects, as its Deployment would.
+ */
+export function migrationConfig(prefix: string) {
+  const url = () => secret(env.optionalUrl(), { kind: "url" });
+  return z.object({
+    NODE_ENV: CommonConfig.shape.NODE_ENV,
+    [`${prefix}_MIGRATION_DATABASE_URL`]: url(),
+    [`${prefix}_DATABASE_URL`]: url(),
+  });
+}

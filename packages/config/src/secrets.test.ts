@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CommonConfig, ConfigError, env, parseConfig, serviceEnv } from "./index";
+import { CommonConfig, ConfigError, env, migrationConfig, parseConfig, serviceEnv } from "./index";
 
 const Config = CommonConfig.extend({
   ADMIN_TOKEN: env.token(16),
@@ -97,5 +97,32 @@ describe("secrets in production", () => {
   it("leaves development and tests alone, but for each setting's own minimum", () => {
     expect(problemsOf({ ...KEYS, NODE_ENV: "development", ADMIN_TOKEN: "change-me-admin-token" })).toEqual([]);
     expect(problemsOf({ ...KEYS, NODE_ENV: "test", ADMIN_TOKEN: "short" })).toEqual([expect.stringMatching(/^ADMIN_TOKEN: must be at least 16/)]);
+  });
+});
+
+describe("a migration Job's settings in production", () => {
+  const Migration = migrationConfig("TEXT");
+  const owner = "postgresql://meter_text_owner:0a1b2c3d4e5f60718293a4b5c6d7e8f9@db.internal:5432/meter_text";
+  const problems = (source: NodeJS.ProcessEnv): string[] => {
+    try {
+      parseConfig(Migration, source);
+      return [];
+    } catch (e) {
+      if (e instanceof ConfigError) return e.problems;
+      throw e;
+    }
+  };
+
+  it("accepts a generated owner password", () => {
+    expect(problems({ NODE_ENV: "production", TEXT_MIGRATION_DATABASE_URL: owner })).toEqual([]);
+  });
+
+  it("refuses the example's placeholder and a weak password, as the service itself would", () => {
+    expect(problems({ NODE_ENV: "production", TEXT_MIGRATION_DATABASE_URL: owner.replace(/:[0-9a-f]{32}@/, ":change-me-text-owner@") })).toEqual([
+      expect.stringMatching(/^TEXT_MIGRATION_DATABASE_URL: holds a placeholder/),
+    ]);
+    expect(problems({ NODE_ENV: "production", TEXT_DATABASE_URL: owner.replace(/:[0-9a-f]{32}@/, ":secret@") })).toEqual([
+      expect.stringMatching(/^TEXT_DATABASE_URL: password too weak/),
+    ]);
   });
 });

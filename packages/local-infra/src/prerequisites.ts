@@ -25,12 +25,14 @@ interface Prerequisite {
 }
 
 /**
- * PostgreSQL and RabbitMQ run on every machine of this kind; if one is down (a fresh container),
- * try the Debian service scripts once, then wait for its port. Fails naming what is missing.
+ * PostgreSQL and RabbitMQ run on every machine of this kind, and Redis (asked for only when the
+ * gateway's rate limit is on); if one is down (a fresh container), try the Debian service scripts
+ * once, then wait for its port. Fails naming what is missing.
  */
 export async function ensurePrerequisites(opts: {
   postgres: { host: string; port: number };
   rabbitmq: { host: string; port: number };
+  redis?: { host: string; port: number };
   log: (line: string) => void;
 }): Promise<void> {
   const wanted: Prerequisite[] = [
@@ -43,6 +45,7 @@ export async function ensurePrerequisites(opts: {
       ],
     },
     { name: "RabbitMQ", ...opts.rabbitmq, start: [["service", "rabbitmq-server", "start"]] },
+    ...(opts.redis ? [{ name: "Redis", ...opts.redis, start: [["service", "redis-server", "start"]] }] : []),
   ];
   for (const p of wanted) {
     if (await tcpOpen(p.host, p.port)) continue;

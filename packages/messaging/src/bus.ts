@@ -1,17 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { MessagePayload, RoutingKey } from "@meter/contracts";
 import type { InternalKeys } from "@meter/signing";
+import type { ChannelModel } from "amqplib";
 import type { Registry } from "prom-client";
 import { parseMessage } from "./catalog";
 import { BusConnection, type ReconnectOptions } from "./connection";
+import { registerDeadLetterGauge } from "./dead-letter-metric";
 import { QueueConsumer, type BatchHandler, type Consumer, type ConsumerMode, type MessageHandler } from "./consumer";
 import { BusUnavailableError } from "./errors";
 import { silentLogger, type BusLogger } from "./logger";
 import { signMessage } from "./message-signature";
 import { Publisher } from "./publisher";
-import { refusalCounter, type RefusalCounter } from "./refusal-metric";
+import { deadLetterCounter, refusalCounter, type DeadLetterCounter, type RefusalCounter } from "./refusal-metric";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy";
-import { declareExchanges, declareQueue, EXCHANGE, assertQueueSpec, unroutedMessageCount, type QueueSpec } from "./topology";
+import { assertQueueSpec, checkDeclaredByConsumer, declareExchanges, EXCHANGE, unroutedMessageCount, type QueueSpec } from "./topology";
 
 export interface BusOptions {
   /** amqp://user:pass@host:port/vhost; add ?heartbeat=N to detect a dead peer sooner than the broker's default. */
@@ -23,7 +25,7 @@ export interface BusOptions {
    * as `keys.self`, and its consumers take only messages signed by a producer the catalog names.
    */
   keys: InternalKeys;
-  /** The service's /metrics registry, for bus_messages_refused_total. */
+  /** The service's /metrics registry, for bus_messages_refused_total, bus_messages_dead_lettered_total and bus_dead_letter_messages. */
   registry?: Registry;
   logger?: BusLogger;
   /** How long connectBus waits for the first connection before failing with BusUnavailableError. Default 30 s. */
@@ -73,8 +75,12 @@ export interface Bus {
   publish<K extends RoutingKey>(routingKey: K, payload: MessagePayload<K>, options?: PublishOptions): Promise<string>;
   consume<K extends RoutingKey>(options: ConsumeSingleOptions<K>): Promise<Consumer>;
   consumeBatch<K extends RoutingKey>(options: ConsumeBatchOptions<K>): Promise<Consumer>;
-  /** Declares a queue, its bindings and its dead-letter queue, so it keeps messages before its consumer first starts. */
-  declareQueue(spec: QueueSpec): Promise<void>;
+  /**
+   * Makes this publisher send the queue's routing keys (a command queue of another deployable) only once
+   * its consumer has declared it: before that, publish fails with QueueNotDeclaredError and the outbox
+   * tries again, so no command lands in the unrouted queue. A producer never declares a queue itself.
+   */
+  requireQueue(spec: QueueSpec): void;
   isConnected(): boolean;
   /** Messages waiting in the unrouted queue; BusUnavailableError at once while there is no connection. */
   unroutedMessageCount(): Promise<number>;
@@ -102,7 +108,14 @@ class AmqpBus implements Bus {
   private readonly publishTimeoutMs: number;
   private readonly keys: InternalKeys;
   private readonly refused: RefusalCounter;
+  private readonly deadLettered: DeadLetterCounter;
   private readonly consumers = new Set<Consumer>();
+  /** The durable queues this process consumes, whose dead-letter queues bus_dead_letter_messages reports. */
+  private readonly durableQueues = new Set<string>();
+  /** Routing key -> the queue a publish of it waits for (requireQueue). */
+  private readonly required = new Map<string, string>();
+  /** Per connection, the required queues found declared, or being checked: a queue is checked once per connection. */
+  private readonly declared = new WeakMap<ChannelModel, Map<string, Promise<void>>>();
   private closing: Promise<void> | undefined;
 
   constructor(options: BusOptions) {
@@ -111,6 +124,7 @@ class AmqpBus implements Bus {
     this.publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
     this.keys = options.keys;
     this.refused = refusalCounter(options.registry);
+    this.deadLettered = deadLetterCounter(options.registry);
     this.connection = new BusConnection({
       url: options.url,
       name: options.name,
@@ -119,6 +133,13 @@ class AmqpBus implements Bus {
       setup: (model) => declareExchanges(model),
     });
     this.publisher = new Publisher(this.connection, this.logger);
+    if (options.registry) {
+      registerDeadLetterGauge(
+        options.registry,
+        () => [...this.durableQueues],
+        () => (this.closing ? null : this.connection.current),
+      );
+    }
   }
 
   async start(timeoutMs: number): Promise<void> {
@@ -130,6 +151,9 @@ class AmqpBus implements Bus {
     const parsed = parseMessage(routingKey, payload);
     if (this.closing) throw new BusUnavailableError("the bus is closed");
     const messageId = options.messageId ?? randomUUID();
+    const timeoutMs = options.timeoutMs ?? this.publishTimeoutMs;
+    const queue = this.required.get(routingKey);
+    if (queue !== undefined) await this.declaredByConsumer(queue, timeoutMs);
     const body = Buffer.from(JSON.stringify(parsed));
     await this.publisher.publish(
       EXCHANGE,
@@ -144,7 +168,7 @@ class AmqpBus implements Bus {
         // The signature's headers last: a caller's header cannot stand in for them.
         headers: { ...options.headers, ...signMessage(this.keys, { routingKey, messageId, body }) },
       },
-      options.timeoutMs ?? this.publishTimeoutMs,
+      timeoutMs,
     );
     return messageId;
   }
@@ -159,15 +183,9 @@ class AmqpBus implements Bus {
     return this.startConsumer(options, prefetch, { kind: "batch", maxBatch: options.maxBatch, handler: options.handler });
   }
 
-  async declareQueue(spec: QueueSpec): Promise<void> {
+  requireQueue(spec: QueueSpec): void {
     assertQueueSpec(spec);
-    const model = await this.connection.waitForModel(this.publishTimeoutMs);
-    const channel = await model.createChannel();
-    try {
-      await declareQueue(channel, spec);
-    } finally {
-      await channel.close().catch(() => undefined);
-    }
+    for (const key of spec.routingKeys) this.required.set(key, spec.queue);
   }
 
   isConnected(): boolean {
@@ -190,9 +208,10 @@ class AmqpBus implements Bus {
     assertQueueSpec(options);
     if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError("prefetch must be an integer >= 1");
     const spec = { queue: options.queue, routingKeys: options.routingKeys, exclusive: options.exclusive ?? false };
-    const guard = { trusted: this.keys.trusted, refused: this.refused };
+    const guard = { trusted: this.keys.trusted, refused: this.refused, deadLettered: this.deadLettered };
     const consumer = new QueueConsumer(this.connection, this.logger, guard, spec, prefetch, resolveRetryPolicy(options.retry), mode);
     await consumer.start(this.publishTimeoutMs);
+    if (!spec.exclusive) this.durableQueues.add(spec.queue);
     const registered: Consumer = {
       queue: consumer.queue,
       stop: async () => {
@@ -202,6 +221,20 @@ class AmqpBus implements Bus {
     };
     this.consumers.add(registered);
     return registered;
+  }
+
+  private async declaredByConsumer(queue: string, timeoutMs: number): Promise<void> {
+    const model = await this.connection.waitForModel(timeoutMs);
+    const checks = this.declared.get(model) ?? new Map<string, Promise<void>>();
+    this.declared.set(model, checks);
+    let check = checks.get(queue);
+    if (!check) {
+      check = checkDeclaredByConsumer(model, queue);
+      checks.set(queue, check);
+      // A failed check is not remembered: the next publish looks again.
+      check.catch(() => checks.delete(queue));
+    }
+    await check;
   }
 
   private async shutdown(): Promise<void> {

@@ -99,6 +99,12 @@ export class BusConnection {
         continue;
       }
       failures = 0;
+      // close() may have run while the connection was being set up (between open()'s return and
+      // here): nobody else would close this model, and the wait below would never end.
+      if (this.closing) {
+        await opened.model.close().catch(() => undefined);
+        break;
+      }
       this.serve(opened.model);
       const error = await opened.closed;
       if (this.model === opened.model) this.model = null;

@@ -2,15 +2,14 @@ import type { Deployable, MessagePayload, RoutingKey } from "@meter/contracts";
 import type { InternalKeys } from "@meter/signing";
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { isRoutingKey, parseMessage } from "./catalog";
-import { publishConfirmed } from "./confirm";
 import type { BusConnection } from "./connection";
 import { errorMessage } from "./errors";
 import type { BusLogger } from "./logger";
-import { applicationHeaders, carriedHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
+import { applicationHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
 import { checkMessage } from "./message-signature";
-import type { RefusalCounter } from "./refusal-metric";
+import type { DeadLetterCounter, RefusalCounter } from "./refusal-metric";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
-import { deadLetterQueueName, declareExclusiveQueue, declareMoves, declareQueue, movesExchangeName, retryQueueName, type QueueSpec } from "./topology";
+import { deadLetterQueueName, declareConsumerQueues, declareExclusiveQueue, movesExchangeName, republish, retryQueueName, type QueueSpec } from "./topology";
 
 export interface MessageMeta<K extends RoutingKey = RoutingKey> {
   messageId: string;
@@ -43,6 +42,7 @@ export interface ConsumerGuard {
   /** The public keys of INTERNAL_PUBLIC_KEYS, by kid. */
   trusted: InternalKeys["trusted"];
   refused: RefusalCounter;
+  deadLettered: DeadLetterCounter;
 }
 
 export interface Consumer {
@@ -58,7 +58,6 @@ interface Delivery<K extends RoutingKey> extends BatchItem<K> {
 
 type Decoded<K extends RoutingKey> = { ok: true; item: BatchItem<K> } | { ok: false; reason: DeadLetterReason; error: string };
 
-const SETTLE_TIMEOUT_MS = 30_000;
 const REATTACH_DELAY_MS = 1_000;
 const MAX_ERROR_HEADER = 1_000;
 
@@ -152,11 +151,12 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
   private async attachNow(model: ChannelModel): Promise<void> {
     if (this.stopped || (this.channel && this.channelModel === model)) return;
     if (model !== this.connection.current) return;
+    if (!this.spec.exclusive) await declareConsumerQueues(model, this.spec, reachableDelays(this.policy));
     const channel = await model.createConfirmChannel();
     channel.on("error", (err: Error) => this.logger.warn({ queue: this.queue, err: err.message }, "consumer channel error"));
     channel.on("close", () => this.onChannelClosed(channel));
     try {
-      const queue = this.spec.exclusive ? await declareExclusiveQueue(channel, this.spec) : await this.declareDurable(channel);
+      const queue = this.spec.exclusive ? await declareExclusiveQueue(channel, this.spec) : this.queue;
       await channel.prefetch(this.prefetch);
       this.channel = channel;
       this.channelModel = model;
@@ -168,12 +168,6 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
       await channel.close().catch(() => undefined);
       throw err;
     }
-  }
-
-  private async declareDurable(channel: ConfirmChannel): Promise<string> {
-    await declareQueue(channel, this.spec);
-    await declareMoves(channel, this.queue, reachableDelays(this.policy));
-    return this.queue;
   }
 
   private onChannelClosed(channel: ConfirmChannel): void {
@@ -315,6 +309,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
       return;
     }
     this.logger.error(log, "message dead-lettered");
+    this.guard.deadLettered.inc({ queue: this.queue, reason });
     await this.moveTo(channel, message, deadLetterQueueName(this.queue), {
       [MessageHeaders.attempt]: readAttempt(message),
       [MessageHeaders.deadReason]: reason,
@@ -326,23 +321,8 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
 
   /** Puts a copy on another of this consumer's queues through its moves exchange and acks the original once the copy is confirmed. */
   private async moveTo(channel: ConfirmChannel, message: ConsumeMessage, queue: string, headers: HeaderTable): Promise<void> {
-    const { properties } = message;
     try {
-      await publishConfirmed(
-        channel,
-        movesExchangeName(this.queue),
-        queue,
-        message.content,
-        {
-          persistent: true,
-          messageId: properties.messageId as string | undefined,
-          contentType: properties.contentType as string | undefined,
-          timestamp: properties.timestamp as number | undefined,
-          appId: properties.appId as string | undefined,
-          headers: { ...carriedHeaders(message), [MessageHeaders.routingKey]: readRoutingKey(message), ...headers },
-        },
-        SETTLE_TIMEOUT_MS,
-      );
+      await republish(channel, movesExchangeName(this.queue), queue, message, headers);
     } catch (err) {
       // Unacked, the original comes back: on its own when the channel is gone, at once if we nack it.
       this.logger.warn({ queue: this.queue, target: queue, err: errorMessage(err) }, "could not move a message, returning it to its queue");

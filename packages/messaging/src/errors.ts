@@ -3,6 +3,14 @@ export class BusUnavailableError extends Error {
   override readonly name = "BusUnavailableError";
 }
 
+/**
+ * A command's queue has not been declared by its consumer yet (it never ran on this broker): the command
+ * was not published, so it cannot end in the unrouted queue; the outbox tries it again later.
+ */
+export class QueueNotDeclaredError extends Error {
+  override readonly name = "QueueNotDeclaredError";
+}
+
 /** The broker refused a message (basic.nack): it was not stored and may be published again. */
 export class PublishNackedError extends Error {
   override readonly name = "PublishNackedError";

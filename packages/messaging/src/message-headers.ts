@@ -21,8 +21,10 @@ export const MessageHeaders = {
   deadAt: "x-dead-at",
 } as const;
 
+/** What the broker adds on dead-lettering, and a quorum queue on redelivery. */
 const BROKER_DEATH_HEADERS = [
   "x-death",
+  "x-delivery-count",
   "x-first-death-exchange",
   "x-first-death-queue",
   "x-first-death-reason",

@@ -20,3 +20,23 @@ export function refusalCounter(registry?: Registry): RefusalCounter {
     registers: registry ? [registry] : [],
   });
 }
+
+export const DEAD_LETTERED_METRIC = "bus_messages_dead_lettered_total";
+
+export type DeadLetterCounter = Counter<"queue" | "reason">;
+
+/**
+ * `bus_messages_dead_lettered_total{queue, reason}`: messages this process's consumers moved to a queue's
+ * dead-letter queue (`<queue>.dlq`), where they stay until an operator looks: the alert on it
+ * (k8s/components/prometheus) says a dead-letter queue has something in it.
+ */
+export function deadLetterCounter(registry?: Registry): DeadLetterCounter {
+  const existing = registry?.getSingleMetric(DEAD_LETTERED_METRIC);
+  if (existing) return existing as DeadLetterCounter;
+  return new Counter({
+    name: DEAD_LETTERED_METRIC,
+    help: "Messages this process's consumers moved to a dead-letter queue, by queue and reason",
+    labelNames: ["queue", "reason"],
+    registers: registry ? [registry] : [],
+  });
+}

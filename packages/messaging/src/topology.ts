@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { BusExchanges, type RoutingKey } from "@meter/contracts";
-import type { Channel, ChannelModel, Options } from "amqplib";
+import type { Channel, ChannelModel, ConfirmChannel, Message, Options } from "amqplib";
+import { publishConfirmed } from "./confirm";
+import { QueueNotDeclaredError } from "./errors";
+import { carriedHeaders, MessageHeaders, readRoutingKey, type HeaderTable } from "./message-headers";
 
 /** The one topic exchange every message is published to, with its routing key from the catalog. */
 export const EXCHANGE = BusExchanges.main;
@@ -13,7 +16,8 @@ export const UNROUTED_QUEUE = BusExchanges.unrouted;
  * It is bounded so that a publisher nobody listens to cannot fill the broker's disk, and when full it
  * drops its OLDEST message (drop-head). reject-publish would nack the publisher instead: an outbox relay
  * would retry that event forever, and "nobody is listening right now" would become a publisher failure.
- * Commands never land here: their publishers declare the command queues (CommandQueues).
+ * Commands never land here: a publisher sends a command only once its consumer has declared its queue
+ * (Bus.requireQueue).
  */
 export const UNROUTED_QUEUE_MAX_LENGTH = 10_000;
 const UNROUTED_QUEUE_OPTIONS: Options.AssertQueue = {
@@ -22,6 +26,8 @@ const UNROUTED_QUEUE_OPTIONS: Options.AssertQueue = {
 };
 /** AMQP reply code when a queue exists with other arguments than those declared. */
 const PRECONDITION_FAILED = 406;
+/** AMQP reply code of a passive declaration of something that does not exist. */
+const NOT_FOUND = 404;
 
 export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
@@ -49,7 +55,7 @@ export interface QueueSpec {
 
 export function assertQueueSpec({ queue, routingKeys }: QueueSpec): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,200}$/.test(queue)) throw new TypeError(`bad queue name "${queue}"`);
-  if (/\.(dlq|retry\.\d+|delay\.\d+|moves)$/.test(queue)) throw new TypeError(`queue name "${queue}" collides with a retry or dead-letter queue`);
+  if (/\.(dlq|retry\.\d+|delay\.\d+|moves|moving)$/.test(queue)) throw new TypeError(`queue name "${queue}" collides with a retry or dead-letter queue`);
   if (routingKeys.length === 0) throw new TypeError(`queue "${queue}" needs at least one routing key`);
 }
 
@@ -66,6 +72,24 @@ export async function declareExchanges(model: ChannelModel): Promise<void> {
 /** How many messages wait in the unrouted queue (published while no queue was bound to their key). */
 export async function unroutedMessageCount(model: ChannelModel): Promise<number> {
   return withChannel(model, async (channel) => (await channel.checkQueue(UNROUTED_QUEUE)).messageCount);
+}
+
+/**
+ * Resolves once the consumer of `queue` has declared it: the queue and its moves exchange, which the
+ * consumer declares after the queue's bindings (QueueConsumer), so a message published next is routed to
+ * it. Passive declarations, which the broker allows a user without any right on them: a producer never
+ * configures another's queue. QueueNotDeclaredError while either is missing.
+ */
+export async function checkDeclaredByConsumer(model: ChannelModel, queue: string): Promise<void> {
+  try {
+    await withChannel(model, async (channel) => {
+      await channel.checkQueue(queue);
+      await channel.checkExchange(movesExchangeName(queue));
+    });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== NOT_FOUND) throw err;
+    throw new QueueNotDeclaredError(`queue "${queue}" is not declared yet: its consumer has not run on this broker`);
+  }
 }
 
 async function declareUnroutedQueue(model: ChannelModel): Promise<void> {
@@ -92,12 +116,201 @@ async function withChannel<T>(model: ChannelModel, work: (channel: Channel) => P
   }
 }
 
-/** The queue, its bindings and its dead-letter queue: enough to hold messages before any consumer starts. */
-export async function declareQueue(channel: Channel, spec: QueueSpec): Promise<void> {
+/**
+ * Deliveries of one message to consumers that never settled it (a process killed by an OOM while handling
+ * it) before the broker dead-letters it to the dead-letter queue: a handler's own failures are retried and
+ * dead-lettered by the consumer (RetryPolicy) and do not count. RabbitMQ 4's default for quorum queues.
+ */
+export const DELIVERY_LIMIT = 20;
+/**
+ * A dead-letter queue keeps at most this many messages and then drops its OLDEST (drop-head), like the
+ * unrouted queue: reject-publish would nack the consumer's move and leave the failing message cycling in
+ * its work queue. bus_dead_letter_messages (dead-letter-metric.ts) alerts long before the bound.
+ */
+export const DEAD_LETTER_QUEUE_MAX_LENGTH = 10_000;
+
+/** A durable queue of a consumer: how it is declared and what routes to it. */
+interface DurableQueue {
+  name: string;
+  options: Options.AssertQueue;
+  bindings: readonly { exchange: string; key: string }[];
+}
+
+/**
+ * Quorum queues, replicated across the broker's nodes (RabbitMQ 4 has no classic mirroring). Dead-lettering
+ * is at-least-once: the broker keeps a message until the target queue confirms it, which quorum queues
+ * allow only with reject-publish overflow (these work and delay queues have no length limit, so it never applies).
+ */
+const QUORUM = { "x-queue-type": "quorum" } as const;
+const AT_LEAST_ONCE = { "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish" } as const;
+
+/** A consumer's work queue, dead-letter queue and delay queues, in the order they are declared: the work queue's bindings create the moves exchange. */
+function durableQueues({ queue, routingKeys }: QueueSpec, delaysMs: readonly number[]): DurableQueue[] {
+  const moves = movesExchangeName(queue);
+  const dlq = deadLetterQueueName(queue);
+  return [
+    {
+      name: queue,
+      options: {
+        durable: true,
+        arguments: { ...QUORUM, ...AT_LEAST_ONCE, "x-delivery-limit": DELIVERY_LIMIT, "x-dead-letter-exchange": moves, "x-dead-letter-routing-key": dlq },
+      },
+      bindings: [...routingKeys.map((key) => ({ exchange: EXCHANGE, key })), { exchange: moves, key: queue }],
+    },
+    {
+      name: dlq,
+      options: { durable: true, arguments: { ...QUORUM, "x-max-length": DEAD_LETTER_QUEUE_MAX_LENGTH, "x-overflow": "drop-head" } },
+      bindings: [{ exchange: moves, key: dlq }],
+    },
+    ...[...new Set(delaysMs)].map((delayMs) => {
+      const delay = retryQueueName(queue, delayMs);
+      return {
+        name: delay,
+        options: {
+          durable: true,
+          arguments: { ...QUORUM, ...AT_LEAST_ONCE, "x-message-ttl": delayMs, "x-dead-letter-exchange": moves, "x-dead-letter-routing-key": queue },
+        },
+        bindings: [{ exchange: moves, key: delay }],
+      };
+    }),
+  ];
+}
+
+/**
+ * A consumer's queues, bindings and moves exchange, declared by the consumer only (QueueConsumer), each
+ * step on a channel of its own. The moves exchange comes last: a publisher takes it as the sign that the
+ * queue is bound (checkDeclaredByConsumer). A queue an earlier version declared otherwise (a classic one)
+ * is moved to its new declaration first (moveQueue).
+ *
+ * The moves exchange through which a consumer moves copies (to its delay queues, its dead-letter queue,
+ * and back to its queue when a delay expires, or when the broker gives up on a message after
+ * DELIVERY_LIMIT deliveries) has each queue bound under its own name. Every message in a delay queue has
+ * the same TTL, so expiry happens at the head and nothing waits behind a longer delay.
+ */
+export async function declareConsumerQueues(model: ChannelModel, spec: QueueSpec, delaysMs: readonly number[]): Promise<void> {
   assertQueueSpec(spec);
-  await channel.assertQueue(deadLetterQueueName(spec.queue), { durable: true });
-  await channel.assertQueue(spec.queue, { durable: true });
-  for (const key of spec.routingKeys) await channel.bindQueue(spec.queue, EXCHANGE, key);
+  const moves = movesExchangeName(spec.queue);
+  for (const queue of durableQueues(spec, delaysMs)) {
+    if (!(await declareIfEquivalent(model, queue))) await moveQueue(model, moves, queue);
+    else await finishMove(model, moves, queue);
+    await withChannel(model, async (channel) => {
+      for (const { exchange, key } of queue.bindings) {
+        if (exchange === moves) await channel.assertExchange(moves, "direct", { durable: true });
+        await channel.bindQueue(queue.name, exchange, key);
+      }
+    });
+  }
+}
+
+/** Where a queue's messages wait while it is deleted and declared again. */
+export function movingQueueName(queue: string): string {
+  return `${queue}.moving`;
+}
+
+/** Declares the queue; false if it exists with other arguments (a classic queue of an earlier version). */
+async function declareIfEquivalent(model: ChannelModel, queue: DurableQueue): Promise<boolean> {
+  try {
+    await withChannel(model, (channel) => channel.assertQueue(queue.name, queue.options));
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
+    return false;
+  }
+}
+
+/**
+ * A queue's type and arguments cannot change in place, so it is replaced without losing a message: a
+ * holding queue (`<name>.moving`, declared like the new one) takes its bindings first, so what is published
+ * meanwhile lands there; the old queue, unbound, is emptied into it and deleted once empty and unused (an
+ * earlier release's consumer still attached makes this attempt fail; the consumer tries again), then
+ * declared anew, and finishMove empties the holding queue back. A message published while both are
+ * bound may arrive twice, as any redelivery may; none is lost. Every step can be repeated, so a process
+ * that dies halfway leaves work the next attempt finishes.
+ */
+async function moveQueue(model: ChannelModel, moves: string, queue: DurableQueue): Promise<void> {
+  const holding = movingQueueName(queue.name);
+  await withChannel(model, async (channel) => {
+    await channel.assertExchange(moves, "direct", { durable: true });
+    await channel.assertQueue(holding, queue.options);
+    await channel.bindQueue(holding, moves, holding);
+    for (const { exchange, key } of queue.bindings) await channel.bindQueue(holding, exchange, key);
+    for (const { exchange, key } of queue.bindings) await channel.unbindQueue(queue.name, exchange, key);
+  });
+  await transfer(model, queue.name, moves, holding);
+  await withChannel(model, (channel) => channel.deleteQueue(queue.name, { ifEmpty: true, ifUnused: true }));
+  await withChannel(model, (channel) => channel.assertQueue(queue.name, queue.options));
+  await finishMove(model, moves, queue);
+}
+
+/** Empties a holding queue left by moveQueue back into its queue, which is declared anew and bound under its name on the moves exchange. */
+async function finishMove(model: ChannelModel, moves: string, queue: DurableQueue): Promise<void> {
+  const holding = movingQueueName(queue.name);
+  const exists = await withChannel(model, (channel) => channel.checkQueue(holding)).then(
+    () => true,
+    (err: { code?: unknown }) => {
+      if (err.code === NOT_FOUND) return false;
+      throw err;
+    },
+  );
+  if (!exists) return;
+  await withChannel(model, async (channel) => {
+    await channel.assertExchange(moves, "direct", { durable: true });
+    for (const { exchange, key } of queue.bindings) await channel.bindQueue(queue.name, exchange, key);
+    for (const { exchange, key } of [...queue.bindings, { exchange: moves, key: holding }]) await channel.unbindQueue(holding, exchange, key);
+  });
+  await transfer(model, holding, moves, queue.name);
+  // Quorum queues refuse if-empty deletes. Unbound, the holding queue takes nothing more, so empty stays empty.
+  await withChannel(model, async (channel) => {
+    if ((await channel.checkQueue(holding)).messageCount > 0) throw new Error(`holding queue "${holding}" is not empty yet`);
+    await channel.deleteQueue(holding);
+  });
+}
+
+/**
+ * Moves every message of `from` to the queue bound as `to` on the moves exchange, each confirmed before the
+ * original is acked. The routing key it was published with goes along in a header, as on every move.
+ */
+async function transfer(model: ChannelModel, from: string, moves: string, to: string): Promise<void> {
+  await withConfirmChannel(model, async (channel) => {
+    for (;;) {
+      const message = await channel.get(from, { noAck: false });
+      if (message === false) return;
+      await republish(channel, moves, to, message, {});
+      channel.ack(message);
+    }
+  });
+}
+
+/** Publishes a copy of a message, confirmed, keeping its properties and the routing key it was published with. */
+export async function republish(channel: ConfirmChannel, exchange: string, routingKey: string, message: Message, headers: HeaderTable): Promise<void> {
+  const { properties } = message;
+  await publishConfirmed(
+    channel,
+    exchange,
+    routingKey,
+    message.content,
+    {
+      persistent: true,
+      messageId: properties.messageId as string | undefined,
+      contentType: properties.contentType as string | undefined,
+      timestamp: properties.timestamp as number | undefined,
+      appId: properties.appId as string | undefined,
+      headers: { ...carriedHeaders(message), [MessageHeaders.routingKey]: readRoutingKey(message), ...headers },
+    },
+    REPUBLISH_TIMEOUT_MS,
+  );
+}
+
+const REPUBLISH_TIMEOUT_MS = 30_000;
+
+async function withConfirmChannel<T>(model: ChannelModel, work: (channel: ConfirmChannel) => Promise<T>): Promise<T> {
+  const channel = await model.createConfirmChannel();
+  channel.on("error", () => undefined);
+  try {
+    return await work(channel);
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
 }
 
 /**
@@ -111,22 +324,4 @@ export async function declareExclusiveQueue(channel: Channel, spec: QueueSpec): 
   const { queue } = await channel.assertQueue(name, { exclusive: true, autoDelete: true, durable: false });
   for (const key of spec.routingKeys) await channel.bindQueue(queue, EXCHANGE, key);
   return queue;
-}
-
-/**
- * A consumer's moves exchange with its queue and dead-letter queue bound to it, and one delay queue per
- * backoff step. Every message in a delay queue has the same TTL, so expiry happens at the head and nothing
- * waits behind a longer delay; on expiry the broker dead-letters it back to the work queue through the
- * moves exchange.
- */
-export async function declareMoves(channel: Channel, queue: string, delaysMs: readonly number[]): Promise<void> {
-  const moves = movesExchangeName(queue);
-  await channel.assertExchange(moves, "direct", { durable: true });
-  await channel.bindQueue(queue, moves, queue);
-  await channel.bindQueue(deadLetterQueueName(queue), moves, deadLetterQueueName(queue));
-  for (const delayMs of new Set(delaysMs)) {
-    const delay = retryQueueName(queue, delayMs);
-    await channel.assertQueue(delay, { durable: true, messageTtl: delayMs, deadLetterExchange: moves, deadLetterRoutingKey: queue });
-    await channel.bindQueue(delay, moves, delay);
-  }
 }

@@ -30,7 +30,9 @@ const settle = (amount: number) => ({ version: "v1" as const, hold_id: randomUUI
 
 test("the batch handler gets what has arrived, up to maxBatch, and each item is acked, retried or dead-lettered by its outcome", async () => {
   const queue = queueName();
-  await bus.declareQueue({ queue, routingKeys: ["billing.hold.settle"] });
+  const retry = { maxAttempts: 3, backoffMs: [100] };
+  // Its consumer has run before (queues are declared by their consumer only): what is published next waits for it.
+  await (await bus.consumeBatch({ queue, routingKeys: ["billing.hold.settle"], maxBatch: 5, retry, handler: async () => [] })).stop();
   // amount % 3: 0 succeeds, 1 fails once then succeeds, 2 cannot be applied at all.
   const ids = new Map<string, number>();
   for (let amount = 0; amount < 12; amount++) ids.set(await bus.publish("billing.hold.settle", settle(amount)), amount);
@@ -42,7 +44,7 @@ test("the batch handler gets what has arrived, up to maxBatch, and each item is 
       queue,
       routingKeys: ["billing.hold.settle"],
       maxBatch: 5,
-      retry: { maxAttempts: 3, backoffMs: [100] },
+      retry,
       handler: async (items) => {
         batches.push(items);
         // Busy with the first batch long enough for the rest of the twelve to arrive meanwhile.

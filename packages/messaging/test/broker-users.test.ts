@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CommandQueues, type BusDeployable } from "@meter/contracts";
+import type { Channel } from "amqplib";
 import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connect } from "amqplib";
 import { connectBus, type Bus, type Consumer, type MessageMeta } from "../src";
@@ -20,8 +21,11 @@ beforeAll(async () => {
   urls = await vhost.deployableUrls();
 });
 
+afterEach(async () => {
+  await Promise.all(consumers.splice(0).map((c) => c.stop()));
+});
+
 afterAll(async () => {
-  await Promise.all(consumers.map((c) => c.stop()));
   await Promise.all(buses.map((b) => b.close()));
   await vhost?.drop();
 });
@@ -59,7 +63,7 @@ test("each deployable's user does what its process does: declare, publish, consu
     }),
   );
   const text = await busOf("text");
-  await text.declareQueue(CommandQueues.billingHoldCommands);
+  text.requireQueue(CommandQueues.billingHoldCommands);
   const messageId = await text.publish("billing.hold.settle", { version: "v1", hold_id: randomUUID(), amount_microrub: 10 });
   await eventually(() =>
     expect(seen.map((m) => [m.messageId, m.attempt])).toEqual([
@@ -79,6 +83,7 @@ test("each deployable's user does what its process does: declare, publish, consu
     }),
   );
   const files = await busOf("files");
+  files.requireQueue(CommandQueues.filesVerification);
   const fileId = randomUUID();
   await files.publish("files.upload.completed", { version: "v1", file_id: fileId });
   await eventually(() => expect(verified).toEqual([fileId]));
@@ -99,6 +104,64 @@ test("each deployable's user does what its process does: declare, publish, consu
   const keyId = randomUUID();
   await billing.publish("billing.key.revoked", { version: "v1", key_id: keyId });
   await eventually(() => expect(revoked).toEqual([keyId]));
+});
+
+/** Runs one operation as the user on a channel of its own; resolves with the broker's refusal (or null when it did it). */
+async function refusalAs(deployable: BusDeployable, operation: (channel: Channel) => Promise<unknown>): Promise<string | null> {
+  const connection = await connect(urls[deployable]);
+  try {
+    const channel = await connection.createChannel();
+    channel.on("error", () => undefined);
+    return await operation(channel).then(
+      () => null,
+      (err: Error) => err.message,
+    );
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+test("a producer cannot delete, declare or purge the queues it publishes to, and its commands still reach them", async () => {
+  const billing = await busOf("billing-ledger");
+  const seen: string[] = [];
+  consumers.push(
+    await billing.consume({
+      ...CommandQueues.billingHoldCommands,
+      handler: async (_payload, meta) => {
+        seen.push(meta.messageId);
+      },
+    }),
+  );
+  const worker = await busOf("media-jobs-worker");
+  consumers.push(await worker.consume({ ...CommandQueues.mediaJobs, handler: async () => undefined }));
+  const theirs: [BusDeployable, string][] = [
+    ...(["text", "media-jobs", "media-jobs-worker"] as const).flatMap((d): [BusDeployable, string][] => [
+      [d, CommandQueues.billingHoldCommands.queue],
+      [d, `${CommandQueues.billingHoldCommands.queue}.dlq`],
+    ]),
+    ["media-jobs", CommandQueues.mediaJobs.queue],
+    ["files", CommandQueues.filesVerification.queue],
+  ];
+  const refused = expect.stringMatching(/403 \(ACCESS-REFUSED\)/);
+  for (const [producer, queue] of theirs) {
+    const outcomes = {
+      // Unconditional: with configure on it, a delete would take the queue and every command waiting in it.
+      delete: await refusalAs(producer, (c) => c.deleteQueue(queue)),
+      declare: await refusalAs(producer, (c) => c.assertQueue(queue, { durable: true })),
+      purge: await refusalAs(producer, (c) => c.purgeQueue(queue)),
+    };
+    expect({ producer, queue, ...outcomes }).toEqual({ producer, queue, delete: refused, declare: refused, purge: refused });
+  }
+
+  // Publishing to the exchange still reaches billing's queue, from each of its producers.
+  const sent: string[] = [];
+  for (const producer of ["text", "media-jobs", "media-jobs-worker"] as const) {
+    const bus = await busOf(producer);
+    bus.requireQueue(CommandQueues.billingHoldCommands);
+    sent.push(await bus.publish("billing.hold.release", { version: "v1", hold_id: randomUUID(), reason: "test" }));
+  }
+  await eventually(() => expect([...seen].sort()).toEqual([...sent].sort()));
+  expect(await billing.unroutedMessageCount()).toBe(0);
 });
 
 test("the broker refuses what a deployable's process never does", async () => {

@@ -6,6 +6,7 @@ import {
   InvalidMessageError,
   MessageHeaders,
   NonRetryableError,
+  QueueNotDeclaredError,
   signMessage,
   UNROUTED_QUEUE,
   type Bus,
@@ -180,21 +181,38 @@ test("a message published while no consumer runs is consumed when one starts", a
   await eventually(() => expect(seen).toEqual([whileDown]));
 });
 
-test("declareQueue keeps messages for a consumer that has never run", async () => {
-  const queue = queueName();
-  await bus.declareQueue({ queue, routingKeys: ["billing.catalog.changed"] });
-  const messageId = await bus.publish("billing.catalog.changed", { version: "v1", model_id: "gpt-x" });
-  const seen: string[] = [];
-  consumers.push(
-    await bus.consume({
-      queue,
-      routingKeys: ["billing.catalog.changed"],
+test("a required queue's message is not published before its consumer has declared the queue, and never lands in the unrouted queue", async () => {
+  const fresh = await createTestVhost();
+  const publisher = await connectBus({ url: fresh.url, name: "require-test", keys: testKeys("text") });
+  const consumerBus = await connectBus({ url: fresh.url, name: "require-test-consumer", keys: testKeys("billing-ledger") });
+  const spec = { queue: queueName(), routingKeys: ["billing.hold.settle"] as const };
+  const settle = () => ({ version: "v1" as const, hold_id: randomUUID(), amount_microrub: 7 });
+  try {
+    publisher.requireQueue(spec);
+    await expect(publisher.publish("billing.hold.settle", settle())).rejects.toBeInstanceOf(QueueNotDeclaredError);
+    await expect(publisher.publish("billing.hold.settle", settle())).rejects.toBeInstanceOf(QueueNotDeclaredError);
+    expect(await publisher.unroutedMessageCount()).toBe(0);
+
+    const seen: string[] = [];
+    const consumer = await consumerBus.consume({
+      ...spec,
       handler: async (_p, meta) => {
         seen.push(meta.messageId);
       },
-    }),
-  );
-  await eventually(() => expect(seen).toEqual([messageId]));
+    });
+    try {
+      // Once declared, publishing goes on; the outbox sends what it could not send before (outbox-relay's retries).
+      const messageId = await publisher.publish("billing.hold.settle", settle());
+      await eventually(() => expect(seen).toEqual([messageId]));
+      expect(await publisher.unroutedMessageCount()).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+  } finally {
+    await publisher.close();
+    await consumerBus.close();
+    await fresh.drop();
+  }
 });
 
 test("a message published before any queue is bound is kept in the unrouted queue, not dropped", async () => {

@@ -173,6 +173,43 @@ test("rows written while the broker is unreachable are published once it is back
   }
 });
 
+test("a command whose consumer has not declared its queue yet waits in the outbox, never in the unrouted queue, and goes once it has", async () => {
+  // A broker of its own: nothing here has ever declared the command queue.
+  const fresh = await createTestVhost();
+  const producer = await connectBus({ url: fresh.url, name: "outbox-producer", keys: testKeys("text") });
+  const billing = await connectBus({ url: fresh.url, name: "outbox-consumer", keys: testKeys("billing-ledger") });
+  extraBuses.push(producer, billing);
+  const spec = { queue: "outbox.commands", routingKeys: ["billing.hold.settle"] as const };
+  producer.requireQueue(spec);
+  try {
+    start({ bus: producer, retryBackoffMs: [100] });
+    const ids = await commitRows(3);
+    await eventually(async () => {
+      const { rows } = await database.pool.query<{ attempts: number; last_error: string | null }>("SELECT attempts, last_error FROM outbox_messages");
+      expect(rows.every((row) => row.attempts >= 2 && row.last_error?.includes("not declared yet"))).toBe(true);
+    });
+    expect(await producer.unroutedMessageCount()).toBe(0);
+
+    const seen: string[] = [];
+    const consumer = await billing.consume({
+      ...spec,
+      handler: async (_payload, meta) => {
+        seen.push(meta.messageId);
+      },
+    });
+    try {
+      await eventually(() => expect([...seen].sort()).toEqual([...ids].sort()));
+      expect(await unpublished()).toBe(0);
+      expect(await producer.unroutedMessageCount()).toBe(0);
+    } finally {
+      await consumer.stop();
+    }
+  } finally {
+    await Promise.all(relays.splice(0).map((relay) => relay.stop()));
+    await fresh.drop();
+  }
+});
+
 test("a row the catalog rejects is parked with its error and does not hold up the others", async () => {
   const badId = randomUUID();
   await database.pool.query("INSERT INTO outbox_messages (message_id, routing_key, payload) VALUES ($1, 'billing.hold.settle', $2)", [

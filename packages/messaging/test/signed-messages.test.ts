@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import type { Deployable, RoutingKey } from "@meter/contracts";
 import { generateInternalKeySet, parseInternalKeys } from "@meter/service-kit";
 import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
-import { connectBus, MessageHeaders, REFUSED_METRIC, signMessage, type Bus, type Consumer, type MessageMeta } from "../src";
+import { connectBus, DEAD_LETTERED_METRIC, MessageHeaders, REFUSED_METRIC, signMessage, type Bus, type Consumer, type MessageMeta } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 import { eventually } from "./support/waiting";
 
@@ -74,6 +74,12 @@ async function deadLetters(queue: string, count: number) {
   return new Map(found.map((h) => [h.id as string, h]));
 }
 
+/** What the dead-letter alert reads (k8s/components/prometheus/prometheus-rule.yaml). */
+async function deadLetteredCount(queue: string): Promise<number> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === DEAD_LETTERED_METRIC);
+  return (metric?.values ?? []).filter((v) => v.labels.queue === queue).reduce((sum, v) => sum + v.value, 0);
+}
+
 async function refusedCount(routingKey: string, reason: string): Promise<number> {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === REFUSED_METRIC);
   const value = (metric?.values ?? []).find((v) => v.labels.routing_key === routingKey && v.labels.reason === reason);
@@ -122,6 +128,7 @@ test("unsigned, forbidden, tampered and stranger-signed hold commands are dead-l
   expect(await refusedCount("billing.hold.release", "unsigned")).toBe(before.unsigned + 1);
   expect(await refusedCount("billing.hold.release", "forbidden-producer")).toBe(before.forbidden + 1);
   expect(await refusedCount("billing.hold.settle", "bad-signature")).toBe(before.bad + 2);
+  expect(await deadLetteredCount(queue)).toBe(4);
 });
 
 test("a retried message is checked again on its way back from the delay queue, and still accepted", async () => {

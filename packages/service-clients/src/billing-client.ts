@@ -27,6 +27,9 @@ export class BillingUnreachable extends Error {
  * `hold-ops` call (one round trip, one transaction there); a lone operation goes at once. Billing's
  * refusals come back as AppError with its code; a call that got no answer as BillingUnreachable.
  */
+/** A key's holder as verification answers it: until `expires_at` (ISO 8601), when the key has one. */
+export type VerifiedKey = KeyIdentity & { expires_at?: string };
+
 export class BillingClient {
   private readonly holdOps: Batcher<HoldOp, Hold>;
 
@@ -61,6 +64,11 @@ export class BillingClient {
     return this.holdOps.submit({ op: "release", hold_id: holdId, reason });
   }
 
+  /** A settle or release as its command on the bus says it (a request on an allowance, an allowance's close). */
+  resolve(op: Extract<HoldOp, { op: "settle" | "release" }>): Promise<Hold> {
+    return this.holdOps.submit(op);
+  }
+
   /**
    * Asks billing for an allowance (docs/api.md, "Allowances"); idempotent on its hold_id. Resolves with
    * the allowance's hold (`usable_until` the end of its budget day); a refusal is an AppError.
@@ -69,10 +77,11 @@ export class BillingClient {
     return this.holdOps.submit({ op: "grant", ...req });
   }
 
-  /** The key's holder, or null for a key that is unknown or revoked. */
-  async verifyKey(key: string): Promise<KeyIdentity | null> {
+  /** The key's holder (with its expires_at, when it has one), or null for a key that is unknown, revoked or expired. */
+  async verifyKey(key: string): Promise<VerifiedKey | null> {
     try {
-      return (await this.client.send(BillingEndpoints.verifyKey, { body: { key } }, { timeoutMs: 5_000 })).identity;
+      const answer = await this.client.send(BillingEndpoints.verifyKey, { body: { key } }, { timeoutMs: 5_000 });
+      return answer.expires_at ? { ...answer.identity, expires_at: answer.expires_at } : answer.identity;
     } catch (e) {
       if (e instanceof InternalHttpError && e.status === 401) return null;
       throw unreachableOr(e);

@@ -29,6 +29,11 @@ export class CatalogCache {
     return this.models.get(id);
   }
 
+  /** Every model of the copy, enabled or not. */
+  list(): CatalogModel[] {
+    return [...this.models.values()];
+  }
+
   async refresh(): Promise<void> {
     const catalog = await this.billing.catalog();
     this.models = new Map(catalog.models.map((m) => [m.id, m]));

@@ -5,21 +5,44 @@ import { mark, timingsEnabled } from "./timing/request-timings";
 /** PostgreSQL's `date`: a calendar day, with no time or zone to shift it. */
 const DATE_OID = 1082;
 
+/** A service's database as pg alone: for services whose every statement is raw SQL (see pg-row.ts). */
+export interface PgDatabase {
+  pool: Pool;
+  close(): Promise<void>;
+}
+
 /**
  * A service's database: its generated Prisma client and, on the same connections, a pg pool for the
  * few statements on every request's path (raw SQL through pg costs a fraction of a Prisma query's
  * CPU, which is what limits throughput on a small machine).
  */
-export interface Database<P> {
+export interface Database<P> extends PgDatabase {
   prisma: P;
-  pool: Pool;
-  close(): Promise<void>;
 }
 
 export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
   PrismaClient: new (options: { adapter: PrismaPg }) => P,
   opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void },
 ): Database<P> {
+  const pool = createPool(opts);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    prisma,
+    pool,
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+/** The pool only, with no Prisma client built: what a service that never queries through Prisma needs. */
+export function createPgDatabase(opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void }): PgDatabase {
+  const pool = createPool(opts);
+  return { pool, close: () => pool.end() };
+}
+
+function createPool(opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void }): Pool {
   const pool = new Pool({
     connectionString: opts.url,
     max: opts.poolSize ?? 10,
@@ -34,15 +57,7 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
   // Without a listener that error would end the process.
   pool.on("error", (error) => opts.onIdleError?.(error));
   if (timingsEnabled()) timePoolQueries(pool);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
-  return {
-    prisma,
-    pool,
-    async close() {
-      await prisma.$disconnect();
-      await pool.end();
-    },
-  };
+  return pool;
 }
 
 /**

@@ -20,6 +20,7 @@ export * from "./http/draining";
 export * from "./http/metrics";
 export * from "./http/create-service-app";
 export * from "./database";
+export * from "./pg-row";
 export * from "./idempotency";
 export * from "./http/operation-router";
 export * from "./timing/request-timings";

@@ -7,6 +7,18 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** What a stopping process is waiting for (stepOfStop), named in the log of a stop that takes long. */
+let pendingStep = "the service's close";
+
+/** Runs one step of a close, naming it for the log of a stop that hangs. */
+export async function stepOfStop<T>(name: string, step: () => Promise<T> | T): Promise<T> {
+  pendingStep = name;
+  return await step();
+}
+
+/** Every 15 s of a stop: a warning with the step it waits for and the open handles, so a hang names itself. */
+const STOP_REPORT_MS = 15_000;
+
 /**
  * Runs a service's start function and stops it cleanly on SIGINT/SIGTERM. A failure to start is fatal
  * and exits non-zero, so a supervisor (npm start, Kubernetes) sees it.
@@ -18,6 +30,12 @@ export function runService(logger: Logger, start: () => Promise<RunningService>)
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "stopping");
+    const since = Date.now();
+    setInterval(() => {
+      const handles: Record<string, number> = {};
+      for (const r of process.getActiveResourcesInfo()) handles[r] = (handles[r] ?? 0) + 1;
+      logger.warn({ step: pendingStep, waitingMs: Date.now() - since, handles }, "still stopping");
+    }, STOP_REPORT_MS).unref();
     try {
       await running?.close();
       process.exit(0);
@@ -117,11 +135,11 @@ export function serve<C extends { LOG_LEVEL: string; HOST: string; SHUTDOWN_DELA
         const delayMs = config.SHUTDOWN_DELAY_MS ?? 0;
         if (delayMs > 0) {
           logger.info({ delayMs }, "draining: not ready, still serving, closing connections after each answer");
-          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          await stepOfStop("draining", () => new Promise((resolve) => setTimeout(resolve, delayMs)));
         }
-        await closeServer(server);
-        if (internal) await closeServer(internal);
-        await composition.close();
+        await stepOfStop("the server's requests in flight", () => closeServer(server));
+        if (internal) await stepOfStop("the internal server's requests in flight", () => closeServer(internal));
+        await stepOfStop("the service's close", () => composition.close());
       },
     };
   });

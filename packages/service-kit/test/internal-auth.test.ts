@@ -16,8 +16,10 @@ import {
 } from "../src";
 
 const keys = generateInternalKeySet();
+// The MAC scheme, what every deployable signs once an upgrade is done (mixed-releases.test.ts has the others).
+const MAC = { sign: "mac", accept: "both" } as const;
 const authOf = (self: Deployable, publicKeys = keys.publicKeys, signingKey = keys.signingKeys[self]) =>
-  new InternalAuth(parseInternalKeys(self, signingKey, publicKeys));
+  new InternalAuth(parseInternalKeys(self, signingKey, publicKeys), MAC);
 
 /** billing-ledger's doors, as its app mounts them: admin from the gateway, internal calls from text. */
 function billingApp(auth = authOf("billing-ledger")): Express {
@@ -111,7 +113,7 @@ describe("signed internal calls", () => {
     // that of gateway -> text: naming the gateway's key id, it cannot make text take its call.
     const gatewayKid = keys.signingKeys.gateway.split(".")[0]!;
     const billing = parseInternalKeys("billing-ledger", keys.signingKeys["billing-ledger"], keys.publicKeys);
-    const impostor = new InternalAuth({ self: "gateway", signing: { kid: gatewayKid, key: billing.signing.key }, trusted: billing.trusted });
+    const impostor = new InternalAuth({ self: "gateway", signing: { kid: gatewayKid, key: billing.signing.key }, trusted: billing.trusted }, MAC);
     const textApp = createServiceApp({ logger: createLogger("t", "silent"), metrics: new Metrics("t"), readiness: [] }, (app) => {
       app.use(requireIdentity(authOf("text"), { kinds: ["admin", "key", "service"], from: ["gateway", "billing-ledger"] }), jsonBody({ limit: "1mb" }));
       app.post("/v1/messages", (req, res) => {

@@ -70,7 +70,15 @@ export async function configModuleOf(component: Component): Promise<ConfigModule
 export type Network = ReadonlyMap<string, ReadonlySet<number>>;
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"]);
-const DEFAULT_PORTS: Record<string, number> = { "http:": 80, "https:": 443, "postgresql:": 5432, "postgres:": 5432, "amqp:": 5672, "amqps:": 5671 };
+const DEFAULT_PORTS: Record<string, number> = {
+  "http:": 80,
+  "https:": 443,
+  "postgresql:": 5432,
+  "postgres:": 5432,
+  "amqp:": 5672,
+  "amqps:": 5671,
+  "redis:": 6379,
+};
 /** Upstream API keys of the text service: free names (the catalog's api_key_env), not config keys. */
 const UPSTREAM_KEY = /_API_KEY$/;
 

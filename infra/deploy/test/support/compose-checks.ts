@@ -20,7 +20,7 @@ import { imageName, imageTag, unpinnedImage } from "./images";
 import { existsInRepo, readText } from "./repo";
 
 /** Where third-party images listen (their defaults; the compose file does not change them). */
-const IMAGE_PORTS: Record<string, number> = { postgres: 5432, rabbitmq: 5672, "minio/minio": 9000 };
+const IMAGE_PORTS: Record<string, number> = { postgres: 5432, rabbitmq: 5672, "minio/minio": 9000, redis: 6379 };
 
 /**
  * The Compose Specification's JSON schema, as shipped by dclint (its schemas/compose.schema.json, a copy

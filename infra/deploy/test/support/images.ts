@@ -5,6 +5,13 @@ export function imageTag(image: string): string | undefined {
   return lastPart.includes(":") ? lastPart.slice(lastPart.indexOf(":") + 1) : undefined;
 }
 
+/** `host:5000/repo/name:1.4.1@sha256:…` -> `1.4.1`: the tag alone, undefined when there is none. */
+export function releaseTag(image: string): string | undefined {
+  const withoutDigest = image.split("@")[0]!;
+  const lastPart = withoutDigest.slice(withoutDigest.lastIndexOf("/") + 1);
+  return lastPart.includes(":") ? lastPart.slice(lastPart.indexOf(":") + 1) : undefined;
+}
+
 export const imageName = (image: string): string => {
   const withoutDigest = image.split("@")[0]!;
   const slash = withoutDigest.lastIndexOf("/");

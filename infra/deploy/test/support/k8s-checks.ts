@@ -2,7 +2,7 @@ import { PROXY_IDLE_SOCKET_MS } from "../../../../gateway/src/proxy/service-prox
 import { IMAGES } from "../../../images/deployables";
 import { signatureFiles } from "./clamd";
 import { checkAddresses, componentOfImage, parseComponent, portOf, processCommand, readinessPortOf, type Component, type Network } from "./components";
-import { imageTag, unpinnedImage } from "./images";
+import { imageTag, releaseTag, unpinnedImage } from "./images";
 import { schemaProblems } from "./k8s-schema";
 import type { Overlay } from "./kustomize";
 import {
@@ -292,6 +292,11 @@ function checkImages(objects: K8sObject[], overlay: Overlay): string[] {
       const tag = imageTag(c.image);
       if (!tag || tag === "latest" || (overlay === "prod" && !/\d/.test(tag))) problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is not a release tag`);
     }
+    // The release label names the migration Job: a tag moved without it would reuse the old release's Job.
+    const release = w.metadata.labels?.["app.kubernetes.io/version"];
+    const tag = w.kind === "Deployment" ? releaseTag(w.spec.template.spec.containers[0]!.image) : undefined;
+    if (tag !== undefined && release !== undefined && tag !== release)
+      problems.push(`${w.kind} ${w.metadata.name}: runs tag ${tag}, labelled release ${release}: set both (releases.yaml)`);
   }
   return problems;
 }

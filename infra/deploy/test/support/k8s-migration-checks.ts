@@ -1,12 +1,13 @@
 import { DEFAULT_SCHEMA_WAIT_MS } from "@meter/db-tools";
+import { ConfigError, migrationConfig, parseConfig } from "../../../../packages/config/src/index";
 import { checkDatabaseRoles, componentOfImage, type Component } from "./components";
-import { imageTag } from "./images";
 import { environmentOf, unhashed, type Running, type Sources } from "./k8s-checks";
 import { isDisruptionBudget, isService, isWorkload, matches, podContainers, selects, type Container, type K8sObject, type Workload } from "./manifests";
 
 /**
  * Migrations as a Job per service and release (docs/deploy.md, Migrations): the API image of a service
- * with a database runs `deploy` in a Job named after its tag, as the owner role, and nowhere else; every
+ * with a database runs `deploy` in a Job named after its Deployment's release label, as the owner role,
+ * with the production secret checks of its Deployment, and nowhere else; every
  * pod of the service (API and worker) waits for the schema as its runtime role, for longer than the Job
  * may run, and no Deployment's pod gets the owner's credentials.
  */
@@ -62,7 +63,20 @@ function checkOwnerCredentials(objects: K8sObject[], sources: Sources, ownerUrls
   return problems;
 }
 
-/** One Job per service with a database, per release: its image, named after its tag, as the owner, bounded, hardened, selected by nothing of the service. */
+export const VERSION_LABEL = "app.kubernetes.io/version";
+
+/** What `dist/migrate.js` refuses in these settings before it connects (its production secret checks). */
+function migrationConfigProblems(where: string, component: Component, env: Record<string, string>): string[] {
+  try {
+    parseConfig(migrationConfig(component.prefix), env);
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems.map((p) => `${where}: would not migrate: ${p}`);
+    throw error;
+  }
+}
+
+/** One Job per service with a database, per release: its image, named after its release label, as the owner, bounded, hardened, selected by nothing of the service. */
 function checkJob(
   api: Running,
   sources: Sources,
@@ -77,20 +91,29 @@ function checkJob(
   const pod = job.spec.template.spec;
   const container = pod.containers.find((c) => runs(c, DEPLOY_COMMAND))!;
   const problems: string[] = [];
-  const tag = imageTag(container.image);
-  const name = `${component.deployable}-migrate-${String(tag)}`;
-  if (job.metadata.name !== name) problems.push(`${where}: runs ${container.image}; a release's Job is named ${name}`);
+  const release = api.workload.metadata.labels?.[VERSION_LABEL];
+  const name = `${component.deployable}-migrate-${String(release)}`;
+  if (release === undefined) problems.push(`${api.where}: no ${VERSION_LABEL} label: its release names its migration Job`);
+  else if (job.metadata.name !== name) problems.push(`${where}: migrates release ${release} of ${api.where}; its Job is named ${name}`);
+  for (const labels of [job.metadata.labels, job.spec.template.metadata?.labels])
+    if (labels?.[VERSION_LABEL] !== release) problems.push(`${where}: labelled release ${String(labels?.[VERSION_LABEL])}, ${api.where} ${String(release)}`);
   if (!JOB_NAME.test(job.metadata.name))
-    problems.push(`${where}: not a Job name (lower-case letters, digits, '-' and '.', 63 characters at most): a tag must fit in it`);
+    problems.push(`${where}: not a Job name (lower-case letters, digits, '-' and '.', 63 characters at most): a release must fit in it`);
   if (container.image !== api.container.image) problems.push(`${where}: migrates with ${container.image}, ${api.where} runs ${api.container.image}`);
   if (pod.containers.length !== 1 || (pod.initContainers ?? []).length > 0) problems.push(`${where}: runs more than its migration`);
 
   const env = environmentOf(where, container, sources);
   problems.push(...env.problems);
   if (!env.env[migrationKey(component)]) problems.push(`${where}: no ${migrationKey(component)}`);
-  const foreign = env.from.filter((f) => f !== `${component.deployable}-migration`);
+  const secrets = (container.envFrom ?? []).flatMap((f) => (f.secretRef ? [unhashed(f.secretRef.name)] : []));
+  const foreign = [...secrets, ...(container.env ?? []).flatMap((v) => (v.valueFrom?.secretKeyRef ? [unhashed(v.valueFrom.secretKeyRef.name)] : []))].filter(
+    (f) => f !== `${component.deployable}-migration`,
+  );
   if (foreign.length > 0) problems.push(`${where}: reads ${foreign.join(", ")}; it needs the owner role's Secret alone`);
   problems.push(...checkDatabaseRoles(api.where, api.env[runtimeKey(component)], env.env[migrationKey(component)]));
+  if (env.env.NODE_ENV !== api.env.NODE_ENV)
+    problems.push(`${where}: NODE_ENV ${String(env.env.NODE_ENV)}, ${api.where} ${String(api.env.NODE_ENV)}: it would skip the checks its Deployment runs`);
+  problems.push(...migrationConfigProblems(where, component, env.env));
 
   if (job.spec.backoffLimit === undefined || job.spec.backoffLimit > 5)
     problems.push(`${where}: backoffLimit ${String(job.spec.backoffLimit)}; a few tries, not the default six`);
@@ -100,6 +123,9 @@ function checkJob(
   if (pod.securityContext?.seccompProfile?.type !== "RuntimeDefault") problems.push(`${where}: no seccomp profile RuntimeDefault`);
   if (container.securityContext?.readOnlyRootFilesystem !== true) problems.push(`${where}: writable root filesystem`);
   if (!container.securityContext?.capabilities?.drop?.includes("ALL")) problems.push(`${where}: keeps Linux capabilities`);
+  const tmp = (container.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+  const tmpVolume = (pod.volumes ?? []).find((v) => v.name === tmp?.name);
+  if (!tmpVolume?.emptyDir?.sizeLimit) problems.push(`${where}: no writable /tmp (an emptyDir with a sizeLimit) under its read-only root`);
 
   const labels = job.spec.template.metadata?.labels ?? {};
   for (const s of objects.filter(isService))

@@ -6,8 +6,11 @@ import { canConnect, canReachOutside } from "./network-policy";
 
 /** Ports everybody may use: DNS, allowed to every pod by platform/network-policy.yaml. */
 const DNS_PORT = 53;
-/** What the text service calls without any setting naming it: the upstream providers (the catalog's base_url). */
-const UPSTREAM: Record<string, number[]> = { text: [443] };
+/**
+ * What a deployable calls without any setting naming it: text, the upstream providers (the catalog's
+ * base_url); billing-ledger, the organizations' webhook receivers.
+ */
+const UPSTREAM: Record<string, number[]> = { text: [443], "billing-ledger": [443] };
 
 interface Use {
   key: string;

@@ -40,6 +40,7 @@ export interface Container {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext?: {
     runAsNonRoot?: boolean;
+    privileged?: boolean;
     allowPrivilegeEscalation?: boolean;
     readOnlyRootFilesystem?: boolean;
     capabilities?: { drop?: string[]; add?: string[] };
@@ -51,12 +52,13 @@ export interface Volume {
   name: string;
   configMap?: { name: string };
   secret?: { secretName: string };
+  emptyDir?: { sizeLimit?: string; medium?: string };
 }
 
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
-  securityContext?: { runAsNonRoot?: boolean; seccompProfile?: { type: string } };
+  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number; seccompProfile?: { type: string } };
   volumes?: Volume[];
   restartPolicy?: string;
   serviceAccountName?: string;

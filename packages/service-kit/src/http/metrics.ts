@@ -1,6 +1,6 @@
 import type { RequestHandler, Router } from "express";
 import { Router as createRouter } from "express";
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** One Prometheus registry per process, with the HTTP histogram every service reports. */
 export class Metrics {
@@ -25,6 +25,23 @@ export class Metrics {
 
   histogram<L extends string>(name: string, help: string, labelNames: readonly L[] = [], buckets?: number[]): Histogram<L> {
     return new Histogram({ name, help, labelNames: [...labelNames], registers: [this.registry], ...(buckets ? { buckets } : {}) });
+  }
+
+  /** A gauge; `collect` sets its values at each scrape (it may read a database: keep it cheap). */
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect?: (gauge: Gauge<L>) => Promise<void>): Gauge<L> {
+    return new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      ...(collect
+        ? {
+            async collect(this: Gauge<L>) {
+              await collect(this);
+            },
+          }
+        : {}),
+    });
   }
 
   /** Times each request; the route label is the matched route pattern, never the raw path (bounded cardinality). */

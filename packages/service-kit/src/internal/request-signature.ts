@@ -1,4 +1,4 @@
-import { createHmac, randomUUID, timingSafeEqual, verify } from "node:crypto";
+import { createHmac, randomUUID, sign, timingSafeEqual, verify } from "node:crypto";
 import { Identity, InternalHeaders, UNSIGNED_PAYLOAD, type Deployable } from "@meter/contracts";
 import { pairKey, parseInternalKeys, sha256Hex, type InternalKeys } from "@meter/signing";
 import { NonceCache } from "./nonce-cache";
@@ -25,6 +25,22 @@ export type VerifiedCall = { ok: true; identity: Identity; signer: Deployable; c
 const MAC_PREFIX = "v2;";
 
 /**
+ * Which scheme a process signs its calls with, and which it believes (INTERNAL_AUTH_SIGN,
+ * INTERNAL_AUTH_ACCEPT): a release that changes the scheme first verifies both, then signs the new one
+ * once every deployable verifies it, then refuses the old one (docs/deploy.md, Upgrading).
+ */
+export const INTERNAL_AUTH_SIGN = ["ed25519", "mac"] as const;
+export const INTERNAL_AUTH_ACCEPT = ["both", "mac-only"] as const;
+export interface InternalAuthSchemes {
+  /** `ed25519`: what release 1.0.0 verifies, for a rolling upgrade; `mac`: the per-pair MAC. */
+  sign: (typeof INTERNAL_AUTH_SIGN)[number];
+  /** `both`: MACs and Ed25519 signatures; `mac-only`: once no caller signs Ed25519 any more. */
+  accept: (typeof INTERNAL_AUTH_ACCEPT)[number];
+}
+/** What a process does unless told: what the upgrade from 1.0.0 needs (a 1.0.0 service verifies Ed25519 only). */
+export const DEFAULT_INTERNAL_AUTH_SCHEMES: InternalAuthSchemes = { sign: "ed25519", accept: "both" };
+
+/**
  * Signs and verifies internal calls for one process. A call carries an HMAC-SHA256 under the key of
  * its direction (caller -> audience, see pairKey in @meter/signing: only those two processes can
  * compute it) over the identity, both kids, the target deployable, method, path, the body's SHA-256,
@@ -33,7 +49,7 @@ const MAC_PREFIX = "v2;";
  * replay to another replica of the same service within the window repeats an identical call, which
  * every internal operation makes harmless by being idempotent on its own ids. While the audience has
  * two keys listed (a rotation), the call carries a MAC for each. Calls signed with the caller's
- * Ed25519 key (what this replaced, docs/architecture.md) are still accepted, for a rollout.
+ * Ed25519 key (what this replaced, docs/architecture.md) are signed and accepted as `schemes` says.
  */
 export class InternalAuth {
   private readonly nonces = new NonceCache(2 * MAX_SKEW_MS);
@@ -42,7 +58,10 @@ export class InternalAuth {
   /** The MAC key of each caller kid calling this process. */
   private readonly incoming = new Map<string, Buffer>();
 
-  constructor(readonly keys: InternalKeys) {}
+  constructor(
+    readonly keys: InternalKeys,
+    readonly schemes: InternalAuthSchemes = DEFAULT_INTERNAL_AUTH_SCHEMES,
+  ) {}
 
   get self(): Deployable {
     return this.keys.self;
@@ -54,16 +73,19 @@ export class InternalAuth {
     const nonce = randomUUID();
     const contentSha256 = target.body === UNSIGNED_PAYLOAD ? UNSIGNED_PAYLOAD : sha256Hex(target.body ?? "");
     const { kid } = this.keys.signing;
-    const macs = this.outgoingKeys(target.audience).map(
-      (a) => `${a.kid}=${mac(a.key, canonical(kid, a.kid, timestamp, nonce, target, encoded, contentSha256)).toString("base64url")}`,
-    );
+    const signature =
+      this.schemes.sign === "ed25519"
+        ? sign(null, legacyCanonical(kid, timestamp, nonce, target, encoded, contentSha256), this.keys.signing.key).toString("base64url")
+        : `${MAC_PREFIX}${this.outgoingKeys(target.audience)
+            .map((a) => `${a.kid}=${mac(a.key, canonical(kid, a.kid, timestamp, nonce, target, encoded, contentSha256)).toString("base64url")}`)
+            .join(",")}`;
     return {
       [InternalHeaders.identity]: encoded,
       [InternalHeaders.timestamp]: timestamp,
       [InternalHeaders.nonce]: nonce,
       [InternalHeaders.contentSha256]: contentSha256,
       [InternalHeaders.keyId]: kid,
-      [InternalHeaders.signature]: `${MAC_PREFIX}${macs.join(",")}`,
+      [InternalHeaders.signature]: signature,
     };
   }
 
@@ -84,6 +106,8 @@ export class InternalAuth {
     const signer = this.keys.trusted.get(kid);
     if (!signer) return { ok: false, reason: "unknown signing key" };
     const target: SignedTarget = { audience: this.keys.self, method, path };
+    if (this.schemes.accept === "mac-only" && !signature.startsWith(MAC_PREFIX))
+      return { ok: false, reason: "Ed25519 internal signature refused: this service accepts MACs only (INTERNAL_AUTH_ACCEPT)" };
     if (!this.validSignature(signature, kid, timestamp, nonce, target, encoded, contentSha256)) return { ok: false, reason: "bad internal signature" };
     let parsed: unknown;
     try {
@@ -196,7 +220,18 @@ function single(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** The signer and verifier of a process, from its INTERNAL_SIGNING_KEY and INTERNAL_PUBLIC_KEYS settings. */
-export function createInternalAuth(self: Deployable, config: { INTERNAL_SIGNING_KEY: string; INTERNAL_PUBLIC_KEYS: string }): InternalAuth {
-  return new InternalAuth(parseInternalKeys(self, config.INTERNAL_SIGNING_KEY, config.INTERNAL_PUBLIC_KEYS));
+/** The signer and verifier of a process, from its INTERNAL_SIGNING_KEY, INTERNAL_PUBLIC_KEYS and INTERNAL_AUTH_* settings. */
+export function createInternalAuth(
+  self: Deployable,
+  config: {
+    INTERNAL_SIGNING_KEY: string;
+    INTERNAL_PUBLIC_KEYS: string;
+    INTERNAL_AUTH_SIGN?: InternalAuthSchemes["sign"];
+    INTERNAL_AUTH_ACCEPT?: InternalAuthSchemes["accept"];
+  },
+): InternalAuth {
+  return new InternalAuth(parseInternalKeys(self, config.INTERNAL_SIGNING_KEY, config.INTERNAL_PUBLIC_KEYS), {
+    sign: config.INTERNAL_AUTH_SIGN ?? DEFAULT_INTERNAL_AUTH_SCHEMES.sign,
+    accept: config.INTERNAL_AUTH_ACCEPT ?? DEFAULT_INTERNAL_AUTH_SCHEMES.accept,
+  });
 }
