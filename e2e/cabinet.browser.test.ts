@@ -5,7 +5,7 @@ import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { CHROMIUM_HEADLESS_ARGS, ensureChromium } from "@meter/local-infra";
-import { LOCAL_MODEL, signedCall, startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
+import { LOCAL_MODEL, signedCall, startSystemUnderTest, type SystemUnderTest, waitFor } from "@meter/testing";
 
 /**
  * The web cabinet in a real browser (Debian's Chromium, driven by playwright-core) through the real
@@ -79,17 +79,6 @@ async function shot(p: Page, name: string, mask: Locator[] = []): Promise<Buffer
   return p.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true, mask, animations: "disabled" });
 }
 
-/** Polls `check` (no fixed sleeps): settlements reach billing a moment after the 200, revocations within a second. */
-async function eventually<T>(check: () => Promise<T | undefined | false>, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 describe("the operator", () => {
   it("signs in with the admin token once, then works with a session", async () => {
     page = await operator.newPage();
@@ -108,10 +97,12 @@ describe("the operator", () => {
     await page.getByRole("button", { name: "Create organization" }).click();
     const row = page.getByRole("row", { name: /Acme Robotics/ });
     await row.waitFor();
-    await page.getByRole("combobox", { name: "Organization" }).first().selectOption({ label: "Acme Robotics" });
+    const creditForm = page.getByRole("form", { name: "Credit an organization" });
+    await creditForm.getByRole("combobox", { name: "Organization" }).selectOption({ label: "Acme Robotics" });
     await page.getByLabel("Amount, ₽").fill("500");
     await page.getByLabel("Reference (invoice, payment id)").fill("invoice 2026-117");
     await page.getByRole("button", { name: "Credit", exact: true }).click();
+    await page.getByRole("button", { name: "Yes, credit ₽500.00" }).click();
     await page.getByRole("status").filter({ hasText: "Credited 500.000000 ₽" }).waitFor();
     await expectText(row, "₽500.00");
     state.organizationId = (await row.locator("code.id").textContent()) ?? undefined;
@@ -287,7 +278,7 @@ describe("a member", () => {
     state.fileId = created.id;
     expect((await fetch(created.upload.url, { method: "PUT", headers: created.upload.headers, body: png })).status).toBe(200);
     await fetch(`${sut.url}/v1/files/${created.id}/complete`, { method: "POST", headers: auth, body: "{}" });
-    await eventually(
+    await waitFor(
       async () => ((await (await fetch(`${sut.url}/v1/files/${created.id}`, { headers: auth })).json()) as { status: string }).status === "verified",
       "the file to be verified",
       60_000,
@@ -301,7 +292,7 @@ describe("a member", () => {
       })
     ).json()) as { id: string };
     state.jobId = job.id;
-    const done = await eventually(
+    const done = await waitFor(
       async () => {
         const j = (await (await fetch(`${sut.url}/v1/jobs/${job.id}`, { headers: auth })).json()) as { status: string; billing: { cost_microrub: number } };
         return j.status === "succeeded" && j;
@@ -315,7 +306,7 @@ describe("a member", () => {
   it("sees the spend on the chart, split by model and operation", async () => {
     await page.getByRole("link", { name: "Overview" }).click();
     const chart = page.getByTestId("spend-chart");
-    await eventually(async () => {
+    await waitFor(async () => {
       await page.getByRole("button", { name: "Refresh" }).click();
       return Number(await chart.getAttribute("data-total-microrub")) === state.charged;
     }, "the settlements to reach the chart");
@@ -331,7 +322,9 @@ describe("a member", () => {
     const ledger = page.getByTestId("ledger");
     const textLine = ledger.locator("tr[data-status=charged]", { hasText: LOCAL_MODEL });
     await expectText(textLine, "text");
-    await expectText(textLine, "− ₽");
+    // A true minus before the amount; a charge under half a kopeck reads "<₽0.01" (one precision on screen).
+    await expectText(textLine, "− ");
+    await expectText(textLine, "₽");
     expect(await textLine.textContent()).not.toContain("-₽");
     await expectText(ledger.locator("tr[data-status=charged]", { hasText: TEXT_ANALYSIS }), "text_analysis");
     const credit = ledger.locator("tr[data-status=credited]");
@@ -345,7 +338,7 @@ describe("a member", () => {
     await shot(page, "ledger");
 
     await page.getByLabel("Status").selectOption("charged");
-    await eventually(
+    await waitFor(
       async () => (await ledger.locator("tbody tr").count()) === 2 && (await ledger.locator("tr[data-status=charged]").count()) === 2,
       "only charges",
     );
@@ -356,19 +349,15 @@ describe("a member", () => {
     await day.fill(todayIn("en-US"));
     await day.press("Enter");
     await page.getByRole("button", { name: "Any day" }).waitFor();
-    await eventually(async () => (await ledger.locator("tr[data-status=charged]").count()) === 2, "today's charges");
+    await waitFor(async () => (await ledger.locator("tr[data-status=charged]").count()) === 2, "today's charges");
     const href = await page.getByRole("link", { name: "Export CSV" }).getAttribute("href");
     expect(href).toContain("since=");
     const csv = await page.request.get(href!);
     expect(csv.headers()["content-type"]).toBe("text/csv; charset=utf-8");
-    // The CSV keeps every entry: the books' own trail.
-    const settles = (await csv.text())
-      .trim()
-      .split("\r\n")
-      .slice(1)
-      .filter((l) => l.split(",")[2] === "settle");
-    expect(settles).toHaveLength(2);
-    expect(settles.reduce((sum, l) => sum + Number(l.split(",")[3]), 0)).toBe(state.charged);
+    // The CSV holds what the page shows under the same filter: the two charges, signed.
+    const rows = (await csv.text()).trim().split("\r\n").slice(1).map(csvCells);
+    expect(rows.map((r) => r[4])).toEqual(["charged", "charged"]);
+    expect(rows.reduce((sum, r) => sum - Number(r[10]), 0)).toBe(state.charged);
 
     // The same page in Russian asks for the day as Russian writes it.
     const russian = await browser.newContext({
@@ -388,7 +377,7 @@ describe("a member", () => {
     await ruDay.fill(todayIn("ru-RU"));
     await ruDay.press("Enter");
     await ru.getByRole("button", { name: "Any day" }).waitFor();
-    await eventually(async () => (await ru.getByTestId("ledger").locator("tbody tr").count()) === 3, "today's lines");
+    await waitFor(async () => (await ru.getByTestId("ledger").locator("tbody tr").count()) === 3, "today's lines");
     await russian.close();
   });
 
@@ -415,7 +404,7 @@ describe("a member", () => {
     await page.getByRole("button", { name: "Delete keys-page.png" }).click();
     await fileRow.getByRole("button", { name: "Yes, delete it" }).click();
     await page.getByRole("status").filter({ hasText: "Deleted keys-page.png" }).waitFor();
-    await eventually(async () => (await fileRow.count()) === 0, "the deleted file to leave the list");
+    await waitFor(async () => (await fileRow.count()) === 0, "the deleted file to leave the list");
     const auth = { authorization: `Bearer ${state.key}` };
     expect((await fetch(`${sut.url}/v1/files/${state.fileId}`, { headers: auth })).status).toBe(404);
 
@@ -441,12 +430,12 @@ describe("a member", () => {
     await shot(page, "keys");
     await row.getByRole("button", { name: "Yes, revoke it" }).click();
     // Revoked keys leave the list, until asked for.
-    await eventually(async () => (await row.count()) === 0, "the revoked key to leave the list");
-    await page.getByRole("checkbox", { name: /Show revoked keys \(1 hidden\)/ }).check();
+    await waitFor(async () => (await row.count()) === 0, "the revoked key to leave the list");
+    await page.getByRole("checkbox", { name: /Show revoked and expired keys \(1 hidden\)/ }).check();
     await expectText(row, "revoked");
     await expect(row.getByRole("button").count()).resolves.toBe(0);
     const client = new Anthropic({ apiKey: state.key!, baseURL: sut.url, maxRetries: 0 });
-    const refused = await eventually(
+    const refused = await waitFor(
       async () =>
         client.messages
           .create(
@@ -516,7 +505,26 @@ describe("a member", () => {
 });
 
 async function expectText(locator: Locator, text: string): Promise<void> {
-  await eventually(async () => ((await locator.textContent()) ?? "").includes(text), `"${text}" in ${locator.toString()}`);
+  await waitFor(async () => ((await locator.textContent()) ?? "").includes(text), `"${text}" in ${locator.toString()}`);
+}
+
+/** One CSV line's cells (RFC 4180 quoting). */
+function csvCells(line: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quoted && c === '"' && line[i + 1] === '"') {
+      cell += '"';
+      i++;
+    } else if (c === '"') quoted = !quoted;
+    else if (c === "," && !quoted) {
+      cells.push(cell);
+      cell = "";
+    } else cell += c;
+  }
+  return [...cells, cell];
 }
 
 function sha256(data: Buffer): string {

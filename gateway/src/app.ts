@@ -1,10 +1,20 @@
 import type { Express, RequestHandler } from "express";
-import { SCOPE_OF_OPERATION, Operation, type Identity, type KeyIdentity, InternalHeaders, UNSIGNED_PAYLOAD, buildOpenApiDocument } from "@meter/contracts";
+import {
+  AdminHealthOperations,
+  SCOPE_OF_OPERATION,
+  Operation,
+  type Identity,
+  type KeyIdentity,
+  InternalHeaders,
+  UNSIGNED_PAYLOAD,
+  buildOpenApiDocument,
+} from "@meter/contracts";
 import { AppError, createServiceApp, markRequest, type InternalAuth, type Logger, type Metrics } from "@meter/service-kit";
 import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedOn } from "./routes";
-import { isAdminToken, presentedKey } from "./auth/credentials";
+import { assertAdminToken } from "./auth/admin-token";
+import { presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
-import type { RateLimiter } from "./auth/rate-limiter";
+import type { KeyRateLimit } from "./auth/rate-limiter";
 import { bearerChallenge } from "./http/bearer-challenge";
 import { jsonBodyGuard } from "./http/body";
 import type { BodyPace } from "./http/body-pace";
@@ -13,6 +23,8 @@ import { lingeringClose } from "./http/lingering-close";
 import { admission, type AdmissionLimits } from "./overload/admission";
 import type { PublishedModels } from "./catalog/published-models";
 import { serviceProxy } from "./proxy/service-proxy";
+import type { HealthReporter } from "./health/health-report";
+import { adminHealthRoute } from "./health/health.routes";
 
 export interface GatewayDeps {
   logger: Logger;
@@ -21,7 +33,7 @@ export interface GatewayDeps {
   auth: InternalAuth;
   adminToken: string;
   keys: KeyVerifier;
-  rateLimiter: RateLimiter;
+  rateLimiter: KeyRateLimit;
   /** Base URL of each service that exists (or its replicas' URLs); a route to one that does not answers 503. */
   services: Partial<Record<ServiceName, string | readonly string[]>>;
   limits: { text: number; json: number; mcp: number };
@@ -34,6 +46,8 @@ export interface GatewayDeps {
   cabinet?: RequestHandler;
   /** TRUST_PROXY: which proxies' X-Forwarded-For names the client (`req.ip`); false when none. */
   trustProxy: false | number | string[];
+  /** The operator's health report (`GET /admin/v1/health`), which the gateway answers itself. */
+  health: HealthReporter;
   /** `GET /v1/models` from the gateway's copy of the published catalog; without it, forwarded to billing. */
   models?: PublishedModels;
 }
@@ -88,12 +102,15 @@ export function createPublicApp(deps: GatewayDeps): Express {
       res.json(openApi);
     });
 
+    // Before the admin API's forwarding to billing-ledger, whose `/admin/v1/*rest` would take it.
+    app.get(AdminHealthOperations.health.path, ...adminHealthRoute(deps.health, deps.adminToken));
+
     // A body the gateway reads is read before the request takes its in-flight places: a slow client
     // holds none while it sends. A streamed one (uploads) takes its place first and must keep a pace.
     const servedHere = (spec: RouteSpec): RequestHandler[] =>
       deps.models && spec.method === "GET" && spec.path === "/v1/models" ? [deps.models.handler()] : [];
     for (const spec of ROUTES) {
-      const method = spec.method.toLowerCase() as "get" | "post" | "put" | "delete";
+      const method = spec.method.toLowerCase() as "get" | "post" | "put" | "patch" | "delete";
       app[method](
         spec.path,
         authenticate(spec, deps),
@@ -121,9 +138,7 @@ function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
     const auth = spec.auth;
     let identity: Identity;
     if (auth.kind === "admin") {
-      if (!isAdminToken(req.headers, deps.adminToken)) {
-        throw new AppError(presentedKey(req.headers, false) ? "invalid_api_key" : "authentication_required", "the admin token is missing or wrong");
-      }
+      assertAdminToken(req.headers, deps.adminToken);
       identity = { kind: "admin" };
     } else if (auth.kind === "link") {
       identity = { kind: "anonymous" };
@@ -140,7 +155,7 @@ function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
         throw new AppError("insufficient_scope", `this API key needs the ${auth.anyOf.map((s) => `"${s}"`).join(" or ")} scope`);
       }
       if (deps.rateLimiter.enabled) {
-        const wait = deps.rateLimiter.take(keyIdentity.key_id);
+        const wait = await deps.rateLimiter.take(keyIdentity.key_id);
         if (wait > 0) throw new AppError("rate_limited", "too many requests for this API key", { headers: { "retry-after": String(wait) } });
       }
       identity = keyIdentity;

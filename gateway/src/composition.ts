@@ -1,13 +1,15 @@
 import type { Express } from "express";
 import { buildCabinet } from "@meter/cabinet-web";
 import { BillingClient } from "@meter/service-clients";
-import { createInternalAuth, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, stepOfStop, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import { KeyVerifier } from "./auth/key-verifier";
-import { RateLimiter } from "./auth/rate-limiter";
+import { NO_RATE_LIMIT } from "./auth/rate-limiter";
+import { SharedRateLimiter } from "./auth/shared-rate-limiter";
 import { createCabinet } from "./cabinet/cabinet";
 import type { GatewayConfig } from "./config";
 import { startRevocationListener } from "./consumers/key-revoked.consumer";
+import { healthReporter } from "./health/health-report";
 import { createInternalApp } from "./http/internal-port";
 import { PublishedModels } from "./catalog/published-models";
 
@@ -49,6 +51,11 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     logger,
     metrics,
   });
+  // Redis is connected to only when the limit is on: off (the default), it is not needed at all.
+  const rateLimiter =
+    config.RATE_LIMIT_PER_MINUTE > 0
+      ? await SharedRateLimiter.connect({ url: config.REDIS_URL, perMinute: config.RATE_LIMIT_PER_MINUTE, prefix: config.REDIS_KEY_PREFIX, logger, metrics })
+      : undefined;
   const services = {
     text: config.TEXT_URL,
     "media-jobs": config.MEDIA_JOBS_URL,
@@ -56,16 +63,19 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     "billing-ledger": config.BILLING_LEDGER_URL,
     mcp: config.MCP_URL,
   };
+  const health = healthReporter({ services, brokerUrl: config.RABBITMQ_URL, auth, hearingRevocations: () => revocations.isListening() });
   const cabinet = createCabinet({
     auth,
     adminToken: config.ADMIN_TOKEN,
     // Bundled here, at start, from the source: nothing built is committed or can be stale.
     bundle: await buildCabinet(),
-    services: { "media-jobs": config.MEDIA_JOBS_URL, files: config.FILES_URL, "billing-ledger": config.BILLING_LEDGER_URL },
+    // Text: any replica serves the operator's routing view, read from the state they share.
+    services: { "media-jobs": config.MEDIA_JOBS_URL, files: config.FILES_URL, "billing-ledger": config.BILLING_LEDGER_URL, text: config.TEXT_URL[0] },
     mediaEnabled: config.MEDIA_ENABLED,
     secureCookies: config.CABINET_SECURE_COOKIES,
     jsonLimit: config.JSON_BODY_LIMIT_BYTES,
     maxInFlight: config.SERVICE_MAX_IN_FLIGHT,
+    health,
   });
   const app = createApp({
     logger,
@@ -73,7 +83,7 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     auth,
     adminToken: config.ADMIN_TOKEN,
     keys,
-    rateLimiter: new RateLimiter(config.RATE_LIMIT_PER_MINUTE),
+    rateLimiter: rateLimiter ?? NO_RATE_LIMIT,
     services,
     limits: { text: config.TEXT_BODY_LIMIT_BYTES, json: config.JSON_BODY_LIMIT_BYTES, mcp: config.MCP_BODY_LIMIT_BYTES },
     bodyPace: {
@@ -85,6 +95,7 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     inFlight: { perKey: config.KEY_MAX_IN_FLIGHT, perService: config.SERVICE_MAX_IN_FLIGHT },
     mediaEnabled: config.MEDIA_ENABLED,
     cabinet,
+    health,
     trustProxy: config.TRUST_PROXY,
     models,
   });
@@ -98,8 +109,9 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     keys,
     hearingRevocations: () => revocations.isListening(),
     async close() {
-      await revocations.close();
-      await billingHttp.close();
+      await stepOfStop("revocations.close()", () => revocations.close());
+      await stepOfStop("billingHttp.close()", () => billingHttp.close());
+      rateLimiter?.close();
     },
   };
 }

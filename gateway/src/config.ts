@@ -50,8 +50,12 @@ export const GatewayConfig = CommonConfig.extend({
   BODY_RATE_WINDOW_MS: env.int(DEFAULT_BODY_PACE.windowMs, { min: 100 }),
   /** The media jobs switch; off (the spec's default), every media endpoint answers 503 media_disabled. */
   MEDIA_ENABLED: env.bool(false),
-  /** Requests per minute per key; 0 turns rate limiting off (the default). */
+  /** Requests per minute per key, across every gateway replica; 0 turns rate limiting off (the default). */
   RATE_LIMIT_PER_MINUTE: env.int(0, { min: 0 }),
+  /** Where the replicas count RATE_LIMIT_PER_MINUTE; connected to only when the limit is on. */
+  REDIS_URL: env.secretUrl("redis://127.0.0.1:6379"),
+  /** Prefix of the gateway's Redis keys, so installs (or test runs) sharing one Redis never mix counts. */
+  REDIS_KEY_PREFIX: env.string("meter:gateway:"),
   /** Requests of one key in flight at once (per gateway process); over it 429 rate_limited. */
   KEY_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perKey, { min: 1 }),
   /** Requests in flight to each service at once (per gateway process); over it 503 service_unavailable. */

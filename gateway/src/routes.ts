@@ -1,6 +1,7 @@
 import {
   ADMIN_PREFIX,
   AdminOperations,
+  AdminTextOperations,
   PublicOperations,
   routePathOf,
   ServiceOperations,
@@ -22,7 +23,7 @@ export type Auth =
 export type BodyKind = "json" | "text-json" | "mcp-json" | "stream" | "none";
 
 export interface RouteSpec {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Express-style pattern, e.g. /v1/files/:file_id (the operation's path, routePathOf) */
   path: string;
   service: ServiceName;
@@ -51,6 +52,7 @@ const FORWARDING: { readonly [K in keyof typeof PublicOperations]: Forwarding } 
   chatQuote: { service: "text", body: "text-json" },
   models: { service: "billing-ledger", body: "none" },
   model: { service: "billing-ledger", body: "none" },
+  usageRequests: { service: "billing-ledger", body: "none" },
 
   imageEdits: { service: "media-jobs", media: true, body: "json", paid: true },
   imageAnalysis: { service: "media-jobs", media: true, body: "json", paid: true },
@@ -92,25 +94,33 @@ function authOf(op: ApiOperation): Auth {
   }
 }
 
-const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE"] as const;
+const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const ADMIN_METHODS = HTTP_METHODS.filter((m) => Object.values(AdminOperations).some((op) => op.method === m.toLowerCase()));
 
 /**
- * Every public path, the service behind it and the right it needs; then the admin API, which
- * billing-ledger mounts operation by operation (its own routes come from the same contracts) and the
- * gateway forwards whole, with the admin token, for each method the admin operations use.
+ * Every public path, the service behind it and the right it needs; then the operator's view of text's
+ * routing, which the text service serves; then the rest of the admin API, which billing-ledger mounts
+ * operation by operation (its own routes come from the same contracts) and the gateway forwards whole,
+ * with the admin token, for each method the admin operations use.
  */
 export const ROUTES: readonly RouteSpec[] = [
   ...(Object.entries(FORWARDING) as [keyof typeof PublicOperations, Forwarding][]).map(([name, forwarding]): RouteSpec => {
     const op: ApiOperation = PublicOperations[name];
     return { method: op.method.toUpperCase() as RouteSpec["method"], path: routePathOf(op), auth: authOf(op), ...forwarding };
   }),
+  ...Object.values(AdminTextOperations).map((op: ApiOperation): RouteSpec => ({
+    method: op.method.toUpperCase() as RouteSpec["method"],
+    path: routePathOf(op),
+    service: "text",
+    auth: authOf(op),
+    body: "none",
+  })),
   ...ADMIN_METHODS.map((method): RouteSpec => ({
     method,
     path: `${ADMIN_PREFIX}/*rest`,
     service: "billing-ledger",
     auth: { kind: "admin" },
-    body: method === "GET" ? "none" : "json",
+    body: method === "GET" || method === "DELETE" ? "none" : "json",
   })),
 ];
 

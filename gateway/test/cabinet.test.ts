@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { get as httpGet, type IncomingHttpHeaders } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { ADMIN_TOKEN, CookieJar, startCabinetGateway, type CabinetHarness } from "./support/cabinet-harness";
 
 let h: CabinetHarness;
@@ -24,6 +26,18 @@ function browser() {
     return res;
   };
   return { jar, call };
+}
+
+/** A GET whose body stays as sent (fetch would decode it). */
+function request(url: string, opts: { headers: Record<string, string> }): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers: opts.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    }).on("error", reject);
+  });
 }
 
 async function admin(method: string, path: string, body?: unknown) {
@@ -67,6 +81,25 @@ describe("the pages", () => {
     expect((await fetch(`${h.url}/cabinet/assets/main-NOTTHERE.js`)).status).toBe(404);
     // Nothing of the bundle comes from elsewhere.
     expect(h.bundle.html).not.toMatch(/https?:\/\//);
+  });
+
+  it("serves its script and stylesheet compressed, brotli when accepted, gzip otherwise, plain when neither", async () => {
+    const names = [/src="\/cabinet\/assets\/([^"]+\.js)"/, /href="\/cabinet\/assets\/([^"]+\.css)"/].map((re) => re.exec(h.bundle.html)![1]!);
+    for (const name of names) {
+      const original = h.bundle.assets.get(name)!.body;
+      const get = (acceptEncoding: string) => request(`${h.url}/cabinet/assets/${name}`, { headers: { "accept-encoding": acceptEncoding } });
+      const br = await get("gzip, deflate, br");
+      expect(br.headers["content-encoding"]).toBe("br");
+      expect(br.headers.vary).toContain("accept-encoding");
+      expect(br.body.length).toBeLessThan(original.length / 2);
+      expect(brotliDecompressSync(br.body).equals(original)).toBe(true);
+      const gz = await get("gzip");
+      expect(gz.headers["content-encoding"]).toBe("gzip");
+      expect(gunzipSync(gz.body).equals(original)).toBe(true);
+      const plain = await get("identity, br;q=0");
+      expect(plain.headers["content-encoding"]).toBeUndefined();
+      expect(plain.body.equals(original)).toBe(true);
+    }
   });
 });
 
@@ -241,10 +274,10 @@ describe("what a session may do, and what it may not", () => {
 
   it("forwards the ledger as CSV, and says when files or jobs cannot be reached", async () => {
     const m = await member();
-    const csv = await m.call("GET", "/cabinet/api/ledger.csv?kind=credit");
+    const csv = await m.call("GET", "/cabinet/api/ledger.csv?status=credited");
     expect(csv.status).toBe(200);
     expect(csv.headers.get("content-disposition")).toBe(`attachment; filename="ledger-${m.organizationId}.csv"`);
-    expect((await csv.text()).split("\r\n")[1]).toContain(",credit,5000000,5.000000,");
+    expect((await csv.text()).split("\r\n")[1]).toContain(",credit,credited,credit,");
     expect((await m.call("GET", "/cabinet/api/files")).status).toBe(503);
     const jobs = await m.call("GET", "/cabinet/api/jobs");
     expect(jobs.status).toBe(503);

@@ -6,7 +6,7 @@ import { createLogger, Metrics, type InternalAuth } from "@meter/service-kit";
 import { mountedRoutes, openApiPathOf, type MountedRoute } from "@meter/testing";
 import { createPublicApp } from "../src/app";
 import type { KeyVerifier } from "../src/auth/key-verifier";
-import { RateLimiter } from "../src/auth/rate-limiter";
+import { NO_RATE_LIMIT } from "../src/auth/rate-limiter";
 import { createCabinet } from "../src/cabinet/cabinet";
 import { INTERNAL_PATHS } from "../src/http/internal-port";
 import { OPENAPI_PATH, ROUTES } from "../src/routes";
@@ -28,6 +28,7 @@ async function gatewayRoutes(): Promise<MountedRoute[]> {
     mcp: "http://127.0.0.1:9",
   };
   const auth = {} as InternalAuth;
+  const unused = () => Promise.reject(new Error("not called"));
   const cabinet = createCabinet({
     auth,
     adminToken: "x".repeat(32),
@@ -37,6 +38,7 @@ async function gatewayRoutes(): Promise<MountedRoute[]> {
     secureCookies: "auto",
     jsonLimit: 1024,
     maxInFlight: 1,
+    health: unused,
   });
   const app = createPublicApp({
     logger: createLogger("gateway-test", "silent"),
@@ -44,13 +46,14 @@ async function gatewayRoutes(): Promise<MountedRoute[]> {
     auth,
     adminToken: "x".repeat(32),
     keys: {} as KeyVerifier,
-    rateLimiter: new RateLimiter(0),
+    rateLimiter: NO_RATE_LIMIT,
     services,
     limits: { text: 1024, json: 1024, mcp: 1024 },
     bodyPace: { timeoutMs: 1000, minBytesPerSecond: 1, uploadMinBytesPerSecond: 1, windowMs: 1000 },
     inFlight: { perKey: 1, perService: 1 },
     mediaEnabled: true,
     cabinet,
+    health: unused,
     trustProxy: false,
   });
   return mountedRoutes(app as unknown as Parameters<typeof mountedRoutes>[0]);
@@ -130,7 +133,16 @@ describe("GET /openapi.json", () => {
     const { "/cabinet/api/sign-in": _signIn, ...withoutSignIn } = doc.paths;
     expect(undocumentedRoutes(routes, { ...doc, paths: withoutSignIn })).toEqual(["POST /cabinet/api/sign-in"]);
     const withoutAdmin = Object.fromEntries(Object.entries(doc.paths).filter(([p]) => !p.startsWith(ADMIN_PREFIX)));
-    expect(undocumentedRoutes(routes, { ...doc, paths: withoutAdmin })).toEqual(["GET /admin/v1/*rest", "POST /admin/v1/*rest", "PUT /admin/v1/*rest"]);
+    expect(undocumentedRoutes(routes, { ...doc, paths: withoutAdmin })).toEqual([
+      "GET /admin/v1/health",
+      "GET /admin/v1/text/providers",
+      "GET /admin/v1/text/requests/:request_id",
+      "GET /admin/v1/*rest",
+      "POST /admin/v1/*rest",
+      "PUT /admin/v1/*rest",
+      "PATCH /admin/v1/*rest",
+      "DELETE /admin/v1/*rest",
+    ]);
   });
 
   it("names every error code of the catalog, each with its status, and only those", () => {

@@ -20,6 +20,9 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
   }
 }
 
+// Each test starts its own gateway processes (two replicas in the first): over 30 s on a loaded machine.
+jest.setTimeout(90_000);
+
 describe("key revocation", () => {
   it("reaches every gateway process over the bus within 1 s, long before the cache TTL", async () => {
     // A 5 s TTL (the maximum): a refusal within 1 s can only come from the revocation event.

@@ -70,3 +70,21 @@ test("a lookup that billing answered before the revocation cannot bring the key 
   await expect(racing).rejects.toMatchObject({ code: "invalid_api_key" });
   await expect(keys.verify("mtr_key")).rejects.toMatchObject({ code: "invalid_api_key" });
 });
+
+test("a key that expires is trusted no longer than its expires_at, whatever the cache window", async () => {
+  const keyId = randomUUID();
+  const identity: KeyIdentity = { kind: "key", key_id: keyId, user_id: randomUUID(), organization_id: randomUUID(), scopes: ["text"] };
+  // Billing answers the key as active until 1 s from now, and refuses it after that.
+  const verifyKey = jest.fn(() => Promise.resolve(Date.now() < 1_001_000 ? { ...identity, expires_at: new Date(1_001_000).toISOString() } : null));
+  const keys = new KeyVerifier({ verifyKey }, 4_000);
+
+  // The identity alone is what the gateway signs for the services.
+  await expect(keys.verify("mtr_key")).resolves.toEqual(identity);
+  now += 900;
+  await expect(keys.verify("mtr_key")).resolves.toEqual(identity);
+  expect(verifyKey).toHaveBeenCalledTimes(1);
+
+  now += 100; // its expires_at: 3 s before the cache window would have ended
+  await expect(keys.verify("mtr_key")).rejects.toMatchObject({ code: "invalid_api_key" });
+  expect(verifyKey).toHaveBeenCalledTimes(2);
+});

@@ -1,6 +1,16 @@
+/** The per-key requests-per-minute limit as the routes see it, wherever it is counted. */
+export interface KeyRateLimit {
+  readonly enabled: boolean;
+  /** Resolves 0 when admitted, else the seconds until the key's window reopens. */
+  take(keyId: string): Promise<number>;
+}
+
+/** RATE_LIMIT_PER_MINUTE=0 (the default): nothing counted, Redis not needed. */
+export const NO_RATE_LIMIT: KeyRateLimit = { enabled: false, take: () => Promise.resolve(0) };
+
 /**
- * A per-key fixed-window counter, per gateway process (so N replicas admit up to N times the limit;
- * documented). Off when the limit is 0.
+ * A per-key fixed-window counter in this process alone: what the shared limit falls back to while Redis
+ * is unreachable (each replica then admits up to the limit). Off when the limit is 0.
  */
 export class RateLimiter {
   private windows = new Map<string, { start: number; count: number }>();

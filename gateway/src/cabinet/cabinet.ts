@@ -3,6 +3,7 @@ import type { CabinetBundle } from "@meter/cabinet-web";
 import { AppError, type InternalAuth } from "@meter/service-kit";
 import { jsonBodyGuard } from "../http/body";
 import { InFlightLimit } from "../overload/in-flight-limit";
+import type { HealthReporter } from "../health/health-report";
 import type { ServiceName } from "../routes";
 import { cabinetApiRoutes } from "./cabinet-api.routes";
 import type { SecureCookies } from "./session-cookies";
@@ -23,14 +24,16 @@ export interface CabinetOptions {
   jsonLimit: number;
   /** Cabinet requests in flight at once in this process (SERVICE_MAX_IN_FLIGHT): over it 503 at once. */
   maxInFlight: number;
+  /** The operator's health page's report. */
+  health: HealthReporter;
 }
 
 /**
  * The web cabinet at /cabinet: its pages and their files, sign-in, and the API the pages call, which
- * this gateway forwards to billing-ledger, files and media-jobs with the session's identity signed.
+ * this gateway forwards to billing-ledger, files, media-jobs and text with the session's identity signed.
  */
 export function createCabinet(o: CabinetOptions): RequestHandler {
-  const caller = (service: ServiceName & ("billing-ledger" | "files" | "media-jobs")) => {
+  const caller = (service: ServiceName & ("billing-ledger" | "files" | "media-jobs" | "text")) => {
     const url = o.services[service];
     return url ? new SignedCaller(o.auth, url, service) : undefined;
   };
@@ -50,7 +53,17 @@ export function createCabinet(o: CabinetOptions): RequestHandler {
     next();
   });
   r.use("/api", signInRoutes({ billing, adminToken: o.adminToken, secureCookies: o.secureCookies }));
-  r.use("/api", cabinetApiRoutes({ billing, files: caller("files"), mediaJobs: caller("media-jobs"), mediaEnabled: o.mediaEnabled }));
+  r.use(
+    "/api",
+    cabinetApiRoutes({
+      billing,
+      files: caller("files"),
+      mediaJobs: caller("media-jobs"),
+      text: caller("text"),
+      mediaEnabled: o.mediaEnabled,
+      health: o.health,
+    }),
+  );
   r.use(staticPagesRoutes(o.bundle));
   return r;
 }

@@ -10,7 +10,7 @@ const RELAYED = ["content-type", "content-disposition", "retry-after"];
 const TIMEOUT_MS = 15_000;
 
 export interface SignedCall {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** Path and query on the service. */
   path: string;
   identity: Identity;

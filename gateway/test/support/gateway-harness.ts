@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
+import { Redis } from "ioredis";
 import type { Scope, ServiceName } from "@meter/contracts";
 import { closeServer, createLogger, listen, type Logger } from "@meter/service-kit";
 import { operatorOf, startStack, testKeyEnv, type Stack } from "@meter/testing";
@@ -64,6 +66,9 @@ export async function startGateway(
   const logger = opts.logger ?? createLogger("gateway-test", "silent");
   const gateways: { composition: GatewayComposition; server: Server; internalServer: Server }[] = [];
   const heard: { replica: number; keyId: string; at: number }[] = [];
+  // The harness's own Redis keys: its replicas share them, no other test run sees them, close removes them.
+  const redisUrl = opts.gatewayEnv?.REDIS_URL ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  const redisPrefix = `meter-test:${randomUUID()}:`;
   try {
     for (let replica = 0; replica < (opts.replicas ?? 1); replica++) {
       const config = loadConfig({
@@ -78,6 +83,8 @@ export async function startGateway(
         KEY_CACHE_TTL_MS: String(opts.keyCacheTtlMs ?? 2000),
         TEXT_BODY_LIMIT_BYTES: String(opts.textLimit ?? 10 * 1024 * 1024),
         RATE_LIMIT_PER_MINUTE: String(opts.rateLimitPerMinute ?? 0),
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: redisPrefix,
         MEDIA_ENABLED: String(opts.mediaEnabled ?? false),
         ...(opts.keyMaxInFlight ? { KEY_MAX_IN_FLIGHT: String(opts.keyMaxInFlight) } : {}),
         ...(opts.serviceMaxInFlight ? { SERVICE_MAX_IN_FLIGHT: String(opts.serviceMaxInFlight) } : {}),
@@ -129,7 +136,26 @@ export async function startGateway(
         await closeServer(gw.internalServer);
         await gw.composition.close();
       }
+      if (opts.rateLimitPerMinute) await removeRedisKeys(redisUrl, redisPrefix);
       await stack.close();
     },
   };
+}
+
+/** Deletes every key under prefix; a Redis that is not there (a test of it being down) has none. */
+async function removeRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on("error", () => undefined);
+  try {
+    await redis.connect();
+  } catch {
+    return;
+  }
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*` })) {
+      if ((keys as string[]).length > 0) await redis.del(...(keys as string[]));
+    }
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -31,8 +31,8 @@ function testDatabaseName(serviceDir: string): string {
 export type TestDatabase = { url: string; drop(): Promise<void> };
 
 /**
- * A new database with the service's migrations applied, on the server of the service's database URL
- * (its <SERVICE>_DATABASE_URL, else local PostgreSQL). Call drop() in afterAll.
+ * A new database with the service's migrations and prisma/sql functions applied, on the server of the
+ * service's database URL (its <SERVICE>_DATABASE_URL, else local PostgreSQL). Call drop() in afterAll.
  */
 export async function createTestDatabase(serviceDir: string): Promise<TestDatabase> {
   const url = withDatabaseName(serviceDatabaseUrl(serviceDir), testDatabaseName(serviceDir));

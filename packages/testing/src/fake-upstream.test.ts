@@ -150,6 +150,21 @@ describe("fake upstream: switches", () => {
     await expect(res.text()).rejects.toThrow();
   });
 
+  it("retryAfterS sets the Retry-After of a 429 or 503", async () => {
+    fake.configure({ status: 429, retryAfterS: 17 });
+    const res = await post("/v1/messages", anthropicBody("slow down"));
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toBe("17");
+  });
+
+  it("refuseConnections: nothing is accepted (nothing recorded) until it is turned off, on the same port", async () => {
+    await fake.refuseConnections(true);
+    await expect(post("/v1/messages", anthropicBody("refused"))).rejects.toThrow();
+    expect(fake.callCount()).toBe(0);
+    await fake.refuseConnections(false);
+    expect((await post("/v1/messages", anthropicBody("back"))).status).toBe(200);
+  });
+
   it("reset restores normal answers and forgets the calls", async () => {
     fake.configure({ status: 500, delayMs: 50 });
     await post("/v1/messages", anthropicBody("x"));

@@ -49,6 +49,13 @@ export interface FakeUpstreamSwitches {
    * normally. Without it, every call fails while a failure is configured.
    */
   failTimes?: number;
+  /** The Retry-After (seconds) sent with a 429 or 503 answer; a 429 sends 1 when not set. */
+  retryAfterS?: number;
+  /**
+   * Only every n-th call gets the configured failure (2: the 2nd, 4th, 6th...: half of them), the
+   * others are answered; counted from this setting. A steady share of failures, never n in a row.
+   */
+  failEvery?: number;
 }
 
 export interface FakeUpstreamCall {
@@ -70,7 +77,12 @@ export interface FakeUpstream {
   callCount(): number;
   /** Merges switches into the current ones. */
   configure(switches: FakeUpstreamSwitches): void;
-  /** Back to normal answers, and forgets the recorded calls. */
+  /**
+   * Refuses connections (true: the port stops listening and open connections are closed, so a request
+   * is never sent) or takes them again on the same port (false).
+   */
+  refuseConnections(refuse: boolean): Promise<void>;
+  /** Back to normal answers, and forgets the recorded calls (connections are taken again). */
   reset(): void;
   close(): Promise<void>;
 }
@@ -89,6 +101,7 @@ const FAKE_BYTES_PER_TOKEN = 4;
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   let switches: FakeUpstreamSwitches = {};
   let failuresLeft: number | undefined;
+  let sinceFailEvery = 0;
   const calls: FakeUpstreamCall[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
@@ -106,6 +119,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const takeFailure = (): boolean => {
     const configured = switches.drop !== undefined || switches.status !== undefined || failuresLeft !== undefined;
     if (!configured) return false;
+    if (switches.failEvery !== undefined && ++sinceFailEvery % switches.failEvery !== 0) return false;
     if (failuresLeft === undefined) return true;
     if (failuresLeft <= 0) return false;
     failuresLeft -= 1;
@@ -135,6 +149,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     }
     if (failing && current.drop === undefined) {
       const status = current.status ?? 503;
+      if (current.retryAfterS !== undefined && (status === 429 || status === 503)) res.setHeader("retry-after", String(current.retryAfterS));
       sendError(res, vendor, status, current.errorBody ?? fakeVendorError(vendor, status, "the fake upstream was told to fail"));
       return;
     }
@@ -175,7 +190,23 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
   });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  let refusing = false;
+  const refuseConnections = async (refuse: boolean): Promise<void> => {
+    if (refuse === refusing) return;
+    refusing = refuse;
+    if (refuse) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, "127.0.0.1", () => resolve());
+      });
+    }
+  };
 
   return {
     url,
@@ -186,8 +217,11 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     configure(next) {
       switches = { ...switches, ...next };
       if (next.failTimes !== undefined) failuresLeft = next.failTimes;
+      if (next.failEvery !== undefined) sinceFailEvery = 0;
     },
+    refuseConnections,
     reset() {
+      if (refusing) void refuseConnections(false);
       switches = {};
       failuresLeft = undefined;
       calls.length = 0;
@@ -196,7 +230,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       for (const t of timers) clearTimeout(t);
       timers.clear();
       for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (!refusing) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
@@ -223,7 +257,7 @@ function sendJson(res: ServerResponse, vendor: FakeVendor, status: number, body:
 }
 
 function sendError(res: ServerResponse, vendor: FakeVendor, status: number, body: unknown): void {
-  if (status === 429) res.setHeader("retry-after", "1");
+  if (status === 429 && !res.hasHeader("retry-after")) res.setHeader("retry-after", "1");
   if (typeof body === "string") {
     res.writeHead(status, { "content-type": "text/plain; charset=utf-8", ...requestIdHeader(vendor) });
     res.end(body);

@@ -1,5 +1,6 @@
 export * from "./database";
 export * from "./rabbitmq";
+export * from "./broker-proxy";
 export * from "./fake-upstream";
 export * from "./system-under-test";
 export * from "./internal-auth";
@@ -11,3 +12,4 @@ export * from "./service-process";
 export { backupDatabase, restoreDatabase } from "@meter/db-tools";
 export * from "./media-system";
 export * from "./express-routes";
+export * from "./wait-for";

@@ -102,6 +102,25 @@ export async function publishByHand(url: string, message: HandMadeMessage): Prom
   }
 }
 
+/**
+ * How many messages wait in each of `queues` (a passive declare on the queue itself). Unlike the counts
+ * rabbitmqctl prints, which for a quorum queue are statistics emitted every few seconds, it is exact at once.
+ */
+export async function readyMessages(url: string, queues: readonly string[]): Promise<Record<string, number>> {
+  const connection = await connect(url);
+  try {
+    const out: Record<string, number> = {};
+    for (const queue of queues) {
+      const channel = await connection.createChannel();
+      out[queue] = (await channel.checkQueue(queue)).messageCount;
+      await channel.close();
+    }
+    return out;
+  } finally {
+    await connection.close();
+  }
+}
+
 /** Takes every message now waiting on a queue (a dead-letter queue, say) off it; resolves with their ids and headers. */
 export async function drainQueue(url: string, queue: string): Promise<{ messageId: string; headers: Record<string, unknown> }[]> {
   const connection = await connect(url);

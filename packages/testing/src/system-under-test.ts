@@ -32,16 +32,22 @@ export async function startSystemUnderTest(
     nodeArgs?: string[];
     /** Several API processes of a service (startSystem's `replicas`). */
     replicas?: Partial<Record<ServiceName, number>>;
+    /** Each process's broker URL as it is to be used (through a BrokerProxy, say). */
+    brokerUrl?: (url: string) => string;
+    /** How long each process may take to be ready (startSystem's; 60 s by default). */
+    readyTimeoutMs?: number;
   } = {},
 ): Promise<SystemUnderTest> {
   const only = opts.only ?? ["billing-ledger", "text", "gateway"];
   const environment = await prepareEnvironment(only, opts.upstream && "configure" in opts.upstream ? { upstream: opts.upstream } : {});
   try {
     const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
+    const brokerUrls = await environment.vhost.deployableUrls();
+    const brokerUrl = opts.brokerUrl;
     const system = await startSystem({
       internalKeys: testKeySet(),
       // Each process as its own broker user, with only its rights, as npm start runs them.
-      brokerUrls: await environment.vhost.deployableUrls(),
+      brokerUrls: brokerUrl ? (Object.fromEntries(Object.entries(brokerUrls).map(([d, u]) => [d, brokerUrl(u)])) as typeof brokerUrls) : brokerUrls,
       ports,
       only,
       env: {
@@ -54,6 +60,7 @@ export async function startSystemUnderTest(
       },
       ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
       ...(opts.replicas ? { replicas: opts.replicas } : {}),
+      ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
       onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}] ${line}`) : undefined,
     });
     const url = system.urls.gateway;

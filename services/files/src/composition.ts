@@ -8,6 +8,7 @@ import {
   databaseReady,
   Metrics,
   rawSqlOf,
+  stepOfStop,
   type InternalAuth,
   type Logger,
   type ReadinessCheck,
@@ -100,6 +101,8 @@ async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: 
   const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const store = new S3ObjectStore(objectStoreOptionsOf(config));
   const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
+  // files-worker's consumer declares the queue; a completion before its first start waits in the outbox.
+  bus.requireQueue(CommandQueues.filesVerification);
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
   const readiness: ReadinessCheck[] = [databaseReady(database.pool), { name: "object_store", check: () => store.check() }, busReady(bus)];
   return {
@@ -110,9 +113,9 @@ async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: 
     relay,
     readiness,
     async close() {
-      await relay.stop();
-      await bus.close();
-      await database.close();
+      await stepOfStop("relay.stop()", () => relay.stop());
+      await stepOfStop("bus.close()", () => bus.close());
+      await stepOfStop("database.close()", () => database.close());
     },
   };
 }
@@ -126,9 +129,7 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
   const { logger } = overrides;
   const metrics = new Metrics("files");
   const shared = await wireShared(config, overrides, "files", metrics);
-  const { database, store, bus, relay } = shared;
-  // A command queue: declared by its publisher too, so a completion before the worker's first start waits there.
-  await bus.declareQueue(CommandQueues.filesVerification);
+  const { database, store, relay } = shared;
   const uploadLocks = new PgUploadLocks(config.FILES_DATABASE_URL, logger);
   const policy = { ...policyOf(config), ...overrides.policy };
   const services = createFilesServices({
@@ -157,8 +158,8 @@ export async function compose(config: FilesConfig, overrides: FilesOverrides): P
     policy,
     async close() {
       // After the server (serve() closes it first): no PUT is streaming any more.
-      await uploadLocks.close();
-      await shared.close();
+      await stepOfStop("uploadLocks.close()", () => uploadLocks.close());
+      await stepOfStop("shared.close()", () => shared.close());
     },
   };
 }
@@ -199,9 +200,9 @@ export async function composeWorker(config: FilesConfig, overrides: FilesOverrid
     verification,
     retention,
     async close() {
-      await sweeping.stop();
-      await consumer.stop();
-      await shared.close();
+      await stepOfStop("sweeping.stop()", () => sweeping.stop());
+      await stepOfStop("consumer.stop()", () => consumer.stop());
+      await stepOfStop("shared.close()", () => shared.close());
     },
   };
 }

@@ -6,7 +6,8 @@ import { png, startFiles, type FilesHarness } from "./support/files-harness";
 let h: FilesHarness;
 
 beforeAll(async () => {
-  h = await startFiles();
+  // A verification waited for at length: a loaded machine scans slower than the default 3 s window.
+  h = await startFiles({ policy: { completeWaitMs: 15_000 } });
 }, 120_000);
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Express } from "express";
-import { createInternalAuth, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, stepOfStop, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
 import { GatewayPublicApi } from "./adapters/public-api.adapter";
 import { createApp } from "./app";
 import { publicBaseUrlOf, type McpConfig } from "./config";
@@ -71,8 +71,8 @@ export async function compose(config: McpConfig, overrides: McpOverrides): Promi
     app,
     database,
     async close() {
-      await api.close();
-      await database.close();
+      await stepOfStop("api.close()", () => api.close());
+      await stepOfStop("database.close()", () => database.close());
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus, type OutboxRelay, type QueueSpec } from "@meter/messaging";
 import { BillingClient, CatalogCache, FilesClient, restorePointOf } from "@meter/service-clients";
-import { createInternalAuth, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, stepOfStop, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { createApp } from "./app";
@@ -65,7 +65,8 @@ interface SharedWiring {
 
 /**
  * The wiring both composition roots share. `name` is the deployable (the bus connection's name), `queues`
- * the command queues it declares; `auth` signs the calls and the messages as that deployable.
+ * the command queues it publishes to (their consumers declare them: Bus.requireQueue); `auth` signs the
+ * calls and the messages as that deployable.
  */
 async function wireShared(
   config: MediaJobsConfig,
@@ -76,7 +77,7 @@ async function wireShared(
   metrics: Metrics,
 ): Promise<SharedWiring> {
   const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
-  for (const queue of queues) await bus.declareQueue(queue);
+  for (const queue of queues) bus.requireQueue(queue);
   const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
     logger.warn({ err }, "an idle database connection was lost"),
   );
@@ -96,12 +97,12 @@ async function wireShared(
     onOutbox: () => relay.kick(),
     databaseReady: { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
     async close(engines) {
-      await relay.stop();
-      await bus.close();
-      await engines.close();
-      await billingHttp.close();
-      await filesHttp.close();
-      await database.close();
+      await stepOfStop("relay.stop()", () => relay.stop());
+      await stepOfStop("bus.close()", () => bus.close());
+      await stepOfStop("engines.close()", () => engines.close());
+      await stepOfStop("billingHttp.close()", () => billingHttp.close());
+      await stepOfStop("filesHttp.close()", () => filesHttp.close());
+      await stepOfStop("database.close()", () => database.close());
     },
   };
 }
@@ -114,7 +115,7 @@ async function wireShared(
 export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverrides): Promise<MediaJobsComposition> {
   const { logger } = overrides;
   const auth = overrides.auth ?? createInternalAuth("media-jobs", config);
-  // Commands sent before their consumer ever ran must wait in its queue, not be unroutable.
+  // Commands sent before their consumer ever ran wait in the outbox until it has declared their queue.
   const metrics = new Metrics("media-jobs");
   const shared = await wireShared(config, logger, auth, "media-jobs", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands], metrics);
   const { database, billing, repo, onOutbox } = shared;
@@ -148,8 +149,8 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     database,
     catalog,
     async close() {
-      await catalog.stop();
-      await shared.close(engines);
+      await stepOfStop("catalog.stop()", () => catalog.stop());
+      await stepOfStop("shared.close(engines)", () => shared.close(engines));
     },
   };
 }
@@ -170,7 +171,7 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   logger.info({ ms: Date.now() - warm }, "engines warmed up");
 
   const metrics = new Metrics("media-jobs-worker");
-  const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.billingHoldCommands], metrics);
+  const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands], metrics);
   const { bus, database, files, repo, onOutbox } = shared;
   const runner = new JobRunner({
     repo,
@@ -221,8 +222,8 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
     async close() {
       reconciler.stop();
       // Stops new deliveries and waits for the jobs under way, whose messages are then acked.
-      await consumer.stop();
-      await shared.close(engines);
+      await stepOfStop("consumer.stop()", () => consumer.stop());
+      await stepOfStop("shared.close(engines)", () => shared.close(engines));
     },
   };
 }

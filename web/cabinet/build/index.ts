@@ -1,4 +1,5 @@
 import path from "node:path";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import { build, stop } from "esbuild";
 
 /** One built file, served under `/cabinet/assets/<name>`; the name carries its content's hash. */
@@ -6,6 +7,8 @@ export interface CabinetAsset {
   name: string;
   body: Buffer;
   contentType: string;
+  /** The same bytes compressed once at build (brotli, gzip); absent where it would not save. */
+  encoded: { br?: Buffer; gzip?: Buffer };
 }
 
 export interface CabinetBundle {
@@ -55,12 +58,29 @@ export async function buildCabinet(opts: { minify?: boolean } = {}): Promise<Cab
   const assets = new Map<string, CabinetAsset>();
   for (const file of result.outputFiles) {
     const name = path.basename(file.path);
-    assets.set(name, { name, body: Buffer.from(file.contents), contentType: TYPES[path.extname(name)] ?? "application/octet-stream" });
+    const body = Buffer.from(file.contents);
+    assets.set(name, { name, body, contentType: TYPES[path.extname(name)] ?? "application/octet-stream", encoded: precompressed(name, body) });
   }
   const script = [...assets.keys()].find((n) => n.startsWith("main-") && n.endsWith(".js"));
   const style = [...assets.keys()].find((n) => n.startsWith("main-") && n.endsWith(".css"));
   if (!script || !style) throw new Error(`the cabinet's bundle lacks its script or stylesheet (built: ${[...assets.keys()].join(", ")})`);
   return { assets, html: page(ASSETS_PATH + script, ASSETS_PATH + style) };
+}
+
+/**
+ * Compressed once, here, rather than per request: the script shrinks to under a third, and brotli at
+ * quality 10 takes about a quarter of a second once at start (11 takes twice that for 2% less). Source
+ * maps, fetched only by developer tools, get gzip only: brotli would take seconds over them.
+ */
+function precompressed(name: string, body: Buffer): CabinetAsset["encoded"] {
+  const encoded: CabinetAsset["encoded"] = {};
+  if (body.length < 1024) return encoded;
+  const gzip = gzipSync(body, { level: name.endsWith(".map") ? 6 : 9 });
+  if (gzip.length < body.length) encoded.gzip = gzip;
+  if (name.endsWith(".map")) return encoded;
+  const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 10, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  if (br.length < body.length) encoded.br = br;
+  return encoded;
 }
 
 function page(script: string, style: string): string {

@@ -17,6 +17,11 @@ export class ApiError extends Error {
   }
 }
 
+/** The CSRF cookie comes and goes with the session cookie (which the page cannot read). */
+export function mayHaveSession(): boolean {
+  return readCookie(CSRF_COOKIE) !== undefined;
+}
+
 let signedOut: () => void = () => undefined;
 
 /** Called when a request finds the session gone (expired, or signed out elsewhere). */
@@ -28,7 +33,7 @@ export function onSignedOut(handler: () => void): void {
  * One JSON call. Every state-changing call carries the CSRF token the gateway set beside the session
  * cookie, and a JSON body (`{}` when there is nothing to say): a cross-site form can send neither.
  */
-export async function api<T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   let payload: string | undefined;
   if (method !== "GET") {

@@ -1,19 +1,26 @@
 import type { FunctionComponent } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, onSignedOut } from "./api";
+import { ApiError, api, mayHaveSession, onSignedOut } from "./api";
 import { Layout } from "./components/layout";
 import { ErrorNotice } from "./components/notice";
 import { FilesPage } from "./pages/files";
 import { KeysPage } from "./pages/keys";
 import { LedgerPage } from "./pages/ledger";
+import { ModelsPage } from "./pages/models";
+import { RequestsPage } from "./pages/requests";
 import { CatalogPage } from "./pages/operator/catalog";
+import { HealthPage } from "./pages/operator/health";
 import { HoldsPage } from "./pages/operator/holds";
+import { OperatorRequestsPage } from "./pages/operator/requests";
+import { OrganizationPage, organizationIdOf } from "./pages/operator/organization";
 import { OrganizationsPage } from "./pages/operator/organizations";
+import { ProvidersPage } from "./pages/operator/providers";
 import { UsersPage } from "./pages/operator/users";
 import { OperatorSignInPage } from "./pages/operator-sign-in";
 import { OverviewPage } from "./pages/overview";
 import { PasswordPage } from "./pages/password";
 import { SignInPage } from "./pages/sign-in";
+import { WebhooksPage } from "./pages/webhooks";
 import { WelcomePage } from "./pages/welcome";
 import { navigate, usePath } from "./router";
 import { SessionContext, type Me } from "./session";
@@ -22,7 +29,10 @@ const MEMBER_ROUTES: Record<string, FunctionComponent> = {
   "/cabinet": OverviewPage,
   "/cabinet/keys": KeysPage,
   "/cabinet/ledger": LedgerPage,
+  "/cabinet/requests": RequestsPage,
+  "/cabinet/models": ModelsPage,
   "/cabinet/files": FilesPage,
+  "/cabinet/webhooks": WebhooksPage,
   "/cabinet/password": PasswordPage,
 };
 const OPERATOR_ROUTES: Record<string, FunctionComponent> = {
@@ -30,6 +40,9 @@ const OPERATOR_ROUTES: Record<string, FunctionComponent> = {
   "/cabinet/operator/users": UsersPage,
   "/cabinet/operator/catalog": CatalogPage,
   "/cabinet/operator/holds": HoldsPage,
+  "/cabinet/operator/requests": OperatorRequestsPage,
+  "/cabinet/operator/providers": ProvidersPage,
+  "/cabinet/operator/health": HealthPage,
 };
 const SIGN_IN_PAGES = new Set(["/cabinet/sign-in", "/cabinet/operator/sign-in"]);
 
@@ -41,14 +54,18 @@ export function App() {
   const [error, setError] = useState<unknown>();
 
   const load = (): Promise<Me | null> =>
-    api<Me>("GET", "/me").then(
-      (m) => (setMe(m), m),
-      (e: unknown) => {
-        if (e instanceof ApiError && e.status === 401) setMe(null);
-        else setError(e);
-        return null;
-      },
-    );
+    // No CSRF cookie, no session (both are set and cleared together): asking would only log a 401 in
+    // the browser's console on every visit before sign-in.
+    !mayHaveSession()
+      ? Promise.resolve((setMe(null), null))
+      : api<Me>("GET", "/me").then(
+          (m) => (setMe(m), m),
+          (e: unknown) => {
+            if (e instanceof ApiError && e.status === 401) setMe(null);
+            else setError(e);
+            return null;
+          },
+        );
   useEffect(() => {
     onSignedOut(() => setMe(null));
     void load();
@@ -80,11 +97,14 @@ export function App() {
   }
 
   const home = homeOf(me);
+  const orgId = me.role === "operator" ? organizationIdOf(path) : undefined;
   const Page = routes[path];
   return (
     <SessionContext.Provider value={{ me, setMe, signOut }}>
       {Page ? (
         <Page />
+      ) : orgId ? (
+        <OrganizationPage id={orgId} />
       ) : (
         <Layout title="Not found">
           <p>

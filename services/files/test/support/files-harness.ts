@@ -180,7 +180,9 @@ async function assemble(ctx: {
       FILES_UPLOAD_SECRET: UPLOAD_SECRET,
       DATABASE_POOL_SIZE: "20",
     }),
-    { logger, clock, policy: { completeWaitMs: 3_000, completePollMs: 50, ...opts.policy }, relayIdleMs: 50 },
+    // Long enough for the worker's scan on a loaded machine (a decided file returns at once); tests of
+    // the window itself set their own.
+    { logger, clock, policy: { completeWaitMs: 15_000, completePollMs: 50, ...opts.policy }, relayIdleMs: 50 },
   );
   cleanups.push(() => composition.close());
   const { app, services, policy } = composition;

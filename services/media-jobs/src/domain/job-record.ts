@@ -58,7 +58,7 @@ export interface StoredError {
 }
 
 export interface JobRecord {
-  /** Derived from (key, endpoint, Idempotency-Key): see job-identity.ts. */
+  /** Derived from (key, endpoint, Idempotency-Key): idempotencyRecordId in @meter/service-kit (idempotency.ts). */
   id: string;
   keyId: string;
   userId: string;

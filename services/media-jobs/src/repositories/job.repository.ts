@@ -1,10 +1,12 @@
-import { deleteInChunks } from "@meter/service-kit";
+import { deleteInChunks, type PgRow } from "@meter/service-kit";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { toMicrorub, type FinalHoldsCursor, type MediaOperation } from "@meter/contracts";
 import type { FinalHoldRow } from "@meter/service-clients";
 import { outboxInsertSql } from "@meter/messaging";
-import type { FinalOutcome, JobEndpoint, JobPlan, JobRecord, JobState, NewJobRecord, StoredError, StoredResult } from "../domain/job-record";
+import type { FinalOutcome, JobEndpoint, JobPlan, JobRecord, NewJobRecord, StoredError, StoredResult } from "../domain/job-record";
+import type { MediaJob } from "../generated/prisma/client";
+import { requestLogFieldsOf } from "../services/request-log-fields";
 import type { Progress } from "@meter/media-engines";
 
 /**
@@ -252,10 +254,11 @@ export class JobRepository {
    */
   async finish(outcome: FinalOutcome): Promise<JobRecord | undefined> {
     const { job } = outcome;
+    const log = requestLogFieldsOf(outcome, new Date());
     const command =
       outcome.state === "succeeded"
-        ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: job.holdId, amount_microrub: outcome.cost }, job.holdId)
-        : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: job.holdId, reason: outcome.releaseReason.slice(0, 200) }, job.holdId);
+        ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: job.holdId, amount_microrub: outcome.cost, log }, job.holdId)
+        : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: job.holdId, reason: outcome.releaseReason.slice(0, 200), log }, job.holdId);
     const { rows } = await this.pool.query<SqlRow>(
       `WITH done AS (
          UPDATE media_jobs
@@ -314,35 +317,8 @@ function jobMessage(jobId: string): [string, string, string] {
   return outboxInsertSql("media.job.requested", { version: "v1", job_id: jobId }, randomUUID()).params;
 }
 
-/** A media_jobs row as pg returns it. */
-interface SqlRow {
-  id: string;
-  key_id: string;
-  user_id: string;
-  organization_id: string;
-  endpoint: string;
-  idempotency_key: string;
-  request_id: string | null;
-  fingerprint: string;
-  operation: string;
-  model: string;
-  plan: string;
-  estimated_cost: string;
-  hold_id: string;
-  state: JobState;
-  progress: string;
-  result: string | null;
-  quantity: number | null;
-  cost: string | null;
-  error: string | null;
-  attempts: number;
-  owner_id: string | null;
-  next_attempt_at: Date;
-  created_at: Date;
-  queued_at: Date | null;
-  started_at: Date | null;
-  completed_at: Date | null;
-}
+/** A media_jobs row as pg returns it, typed from schema.prisma's MediaJob (no hand-written twin). */
+type SqlRow = PgRow<MediaJob>;
 
 function fromSql(row: SqlRow): JobRecord {
   return {

@@ -11,8 +11,10 @@ export function seedWithCapabilities(seed: Record<string, unknown>): Record<stri
   return Object.fromEntries(
     Object.entries(seed).map(([id, raw]) => {
       const entry = ModelUpsert.parse(raw);
-      const engine = entry.provider.upstream_model ?? id;
-      if (entry.provider.kind !== "local" || !isLocalModelId(engine)) return [id, raw];
+      // A media model runs on one provider: the first, when several are listed.
+      const provider = entry.providers?.[0] ?? entry.provider;
+      const engine = provider?.upstream_model ?? id;
+      if (provider?.kind !== "local" || !isLocalModelId(engine)) return [id, raw];
       const operation: MediaOperation = LOCAL_MODELS[engine].operation;
       const tariff = entry.operations[operation];
       if (!tariff) return [id, raw];

@@ -11,7 +11,10 @@ const MEMBER_PAGES = [
   { href: "/cabinet", label: "Overview" },
   { href: "/cabinet/keys", label: "API keys" },
   { href: "/cabinet/ledger", label: "Ledger" },
+  { href: "/cabinet/requests", label: "Requests" },
+  { href: "/cabinet/models", label: "Models and prices" },
   { href: "/cabinet/files", label: "Files and jobs" },
+  { href: "/cabinet/webhooks", label: "Webhooks" },
   { href: "/cabinet/password", label: "Password" },
 ];
 const OPERATOR_PAGES = [
@@ -19,6 +22,9 @@ const OPERATOR_PAGES = [
   { href: "/cabinet/operator/users", label: "Users and invitations" },
   { href: "/cabinet/operator/catalog", label: "Model catalog" },
   { href: "/cabinet/operator/holds", label: "Stale holds" },
+  { href: "/cabinet/operator/requests", label: "Requests" },
+  { href: "/cabinet/operator/providers", label: "Upstream providers" },
+  { href: "/cabinet/operator/health", label: "System health" },
 ];
 
 /** The first page keeps focus where the browser put it; later ones move it to their heading for screen readers. */

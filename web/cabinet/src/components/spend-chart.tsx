@@ -5,6 +5,7 @@ import { exactRubleDigits, formatRubles, MICRORUB_PER_RUB } from "../lib/money";
 import { spendSeries } from "../lib/spend-series";
 import { formatDay } from "../lib/time";
 import { Amount } from "./amount";
+import { DataTable } from "./data-table";
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip, Legend);
 
@@ -62,45 +63,30 @@ export function SpendChart({ report }: { report: SpendReport }) {
   return (
     <figure class="chart" data-testid="spend-chart" data-total-microrub={String(total)}>
       <figcaption>
-        Spend per budget day over the last {report.days.length} days ({report.timezone}), by model and operation: <Amount microrub={total} /> in all
+        Spend per budget day, {report.days[0]} to {report.days.at(-1)} ({report.days.length} days, {report.timezone}), by model and operation:{" "}
+        <Amount microrub={total} /> in all
       </figcaption>
       <div class="chart-canvas">
         <canvas ref={canvas} role="img" aria-label={`Bar chart of spend per day; ${formatRubles(total)} in all, details in the table below`} />
       </div>
       <details>
         <summary>The figures as a table</summary>
-        {rows.length === 0 ? (
-          <p>Nothing was charged in these days.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Budget day</th>
-                <th scope="col">Model</th>
-                <th scope="col">Operation</th>
-                <th scope="col" class="num">
-                  Requests
-                </th>
-                <th scope="col" class="num">
-                  Spend
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((p) => (
-                <tr key={`${p.day}-${p.model}-${p.operation}`}>
-                  <td>{p.day}</td>
-                  <td>{p.model}</td>
-                  <td>{p.operation}</td>
-                  <td class="num">{p.requests}</td>
-                  <td class="num">
-                    <Amount microrub={p.amount_microrub} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        <DataTable
+          columns={["Budget day", "Model", "Operation", { label: "Requests", num: true }, { label: "Spend", num: true }]}
+          rows={rows}
+          empty="Nothing was charged in these days."
+          row={(p) => (
+            <tr key={`${p.day}-${p.model}-${p.operation}`}>
+              <td>{p.day}</td>
+              <td>{p.model}</td>
+              <td>{p.operation}</td>
+              <td class="num">{p.requests}</td>
+              <td class="num">
+                <Amount microrub={p.amount_microrub} />
+              </td>
+            </tr>
+          )}
+        />
       </details>
     </figure>
   );

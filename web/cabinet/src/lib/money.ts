@@ -24,15 +24,23 @@ export function exactRubleDigits(microrub: number): string {
 }
 
 /**
- * For the eye: kopecks (rounded half up) for amounts of a ruble or more or in whole kopecks; a small
- * charge below a kopeck keeps its digits, so a 4-microruble request does not read as free.
+ * For the eye, one precision on every screen: kopecks, rounded half up. A charge that would round to
+ * nothing reads "<₽0.01" rather than "₽0.00" (a 4-microruble request is not free); the exact amount is
+ * on hover.
  */
 export function formatRubles(microrub: number, locale?: string): string {
   const abs = Math.abs(microrub);
-  if (abs >= MICRORUB_PER_RUB || abs % MICRORUB_PER_KOPECK === 0) {
-    const kopecks = Math.sign(microrub) * Math.floor((abs + MICRORUB_PER_KOPECK / 2) / MICRORUB_PER_KOPECK);
-    return currency({ min: 2, max: 2 }, locale).format(kopecks / 100);
-  }
+  const format = currency({ min: 2, max: 2 }, locale);
+  if (abs > 0 && abs < MICRORUB_PER_KOPECK / 2) return `${microrub < 0 ? "−" : ""}<${format.format(0.01)}`;
+  const kopecks = Math.sign(microrub) * Math.floor((abs + MICRORUB_PER_KOPECK / 2) / MICRORUB_PER_KOPECK);
+  return format.format(kopecks / 100);
+}
+
+/**
+ * A tariff (a price per unit or per 1,000 tokens), which may well be below a kopeck: every digit it
+ * has, at least kopecks. Amounts of money use formatRubles.
+ */
+export function formatPrice(microrub: number, locale?: string): string {
   return currency({ min: 2, max: 6 }, locale).format(microrub / MICRORUB_PER_RUB);
 }
 

@@ -6,6 +6,8 @@ it("stacks spend by model and operation, aligned to every day of the window", ()
     organization_id: "o",
     timezone: "UTC",
     days: ["2026-11-21", "2026-11-22", "2026-11-23"],
+    by_key: [],
+    months: [],
     data: [
       { day: "2026-11-21", model: "echo", operation: "text", amount_microrub: 5, requests: 1 },
       { day: "2026-11-23", model: "echo", operation: "text", amount_microrub: 7, requests: 2 },

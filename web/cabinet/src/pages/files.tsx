@@ -5,7 +5,9 @@ import { Amount } from "../components/amount";
 import { DateTime } from "../components/date-time";
 import { Layout } from "../components/layout";
 import { ConfirmButton } from "../components/confirm-button";
+import { ACTIONS, DataTable } from "../components/data-table";
 import { Done, ErrorNotice } from "../components/notice";
+import { Pager, usePages } from "../components/pager";
 import { useLoad } from "../components/use-load";
 import { useMember } from "../session";
 
@@ -48,144 +50,108 @@ export function FilesPage() {
 type Remove = (fileId: string, name: string, after: () => void) => Promise<void>;
 
 function FilesSection({ budgetZone, remove }: { budgetZone: string; remove: Remove }) {
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const files = useLoad(() => api<FileList>("GET", `/files${query({ limit: PAGE, cursor: cursors.at(-1) })}`), [cursors]);
+  const pages = usePages();
+  const files = useLoad(() => api<FileList>("GET", `/files${query({ limit: PAGE, cursor: pages.cursor })}`), [pages.cursor]);
   return (
     <section aria-labelledby="files-heading">
       <h2 id="files-heading">Files</h2>
       <ErrorNotice error={files.error} />
-      {files.data && files.data.data.length === 0 && <p>No files.</p>}
-      {files.data && files.data.data.length > 0 && (
-        <table data-testid="files">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Type</th>
-              <th scope="col" class="num">
-                Size
+      {files.data && (
+        <DataTable
+          testId="files"
+          columns={["Name", "Type", { label: "Size", num: true }, "Status", "Uploaded", "Deleted after", ACTIONS]}
+          rows={files.data.data}
+          empty="No files."
+          row={(f) => (
+            <tr key={f.id}>
+              <th scope="row">
+                {f.filename}
+                {f.purpose === "job_result" && <span class="tag">job result</span>}
               </th>
-              <th scope="col">Status</th>
-              <th scope="col">Uploaded</th>
-              <th scope="col">Deleted after</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
+              <td>{f.mime_type}</td>
+              <td class="num">{bytes(f.size_bytes)}</td>
+              <td>
+                <span class={`status status-${f.status}`}>{fileStatus(f)}</span>
+              </td>
+              <td>
+                <DateTime iso={f.created_at} budgetZone={budgetZone} />
+              </td>
+              <td>
+                <DateTime iso={f.expires_at} budgetZone={budgetZone} />
+              </td>
+              <td class="actions">
+                {f.status === "verified" && (
+                  <a class="button" href={contentUrl(f.id)} download aria-label={`Download ${f.filename}`}>
+                    Download
+                  </a>
+                )}{" "}
+                <ConfirmButton
+                  label="Delete"
+                  name={`Delete ${f.filename}`}
+                  confirmLabel="Yes, delete it"
+                  onConfirm={() => remove(f.id, f.filename, files.reload)}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {files.data.data.map((f) => (
-              <tr key={f.id}>
-                <th scope="row">
-                  {f.filename}
-                  {f.purpose === "job_result" && <span class="tag">job result</span>}
-                </th>
-                <td>{f.mime_type}</td>
-                <td class="num">{bytes(f.size_bytes)}</td>
-                <td>
-                  <span class={`status status-${f.status}`}>{fileStatus(f)}</span>
-                </td>
-                <td>
-                  <DateTime iso={f.created_at} budgetZone={budgetZone} />
-                </td>
-                <td>
-                  <DateTime iso={f.expires_at} budgetZone={budgetZone} />
-                </td>
-                <td class="actions">
-                  {f.status === "verified" && (
-                    <a class="button" href={contentUrl(f.id)} download aria-label={`Download ${f.filename}`}>
-                      Download
-                    </a>
-                  )}{" "}
-                  <ConfirmButton
-                    label="Delete"
-                    name={`Delete ${f.filename}`}
-                    confirmLabel="Yes, delete it"
-                    onConfirm={() => remove(f.id, f.filename, files.reload)}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
-      <Pager
-        page={cursors.length}
-        hasMore={files.data?.has_more ?? false}
-        newer={() => setCursors((c) => c.slice(0, -1))}
-        older={() => files.data?.next_cursor && setCursors((c) => [...c, files.data!.next_cursor!])}
-      />
+      <Pager optional pages={pages} label="Pages" hasMore={files.data?.has_more ?? false} next={files.data?.next_cursor} />
     </section>
   );
 }
 
 function JobsSection({ budgetZone, remove }: { budgetZone: string; remove: Remove }) {
-  const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
-  const jobs = useLoad(() => api<JobList>("GET", `/jobs${query({ limit: PAGE, after: afters.at(-1) })}`), [afters]);
+  const pages = usePages();
+  const jobs = useLoad(() => api<JobList>("GET", `/jobs${query({ limit: PAGE, after: pages.cursor })}`), [pages.cursor]);
   const off = jobs.error instanceof ApiError && jobs.error.code === "media_disabled";
   return (
     <section aria-labelledby="jobs-heading">
       <h2 id="jobs-heading">Media jobs</h2>
       {off ? <p>Media jobs are turned off on this installation (MEDIA_ENABLED).</p> : <ErrorNotice error={jobs.error} />}
-      {jobs.data && jobs.data.data.length === 0 && <p>No jobs.</p>}
-      {jobs.data && jobs.data.data.length > 0 && (
-        <table data-testid="jobs">
-          <thead>
-            <tr>
-              <th scope="col">Job</th>
-              <th scope="col">Operation</th>
-              <th scope="col">Model</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">
-                Cost
+      {jobs.data && (
+        <DataTable
+          testId="jobs"
+          columns={["Job", "Operation", "Model", "Status", { label: "Cost", num: true }, "Created", "Result"]}
+          rows={jobs.data.data}
+          empty="No jobs."
+          row={(j) => (
+            <tr key={j.id}>
+              <th scope="row">
+                <code title={j.id}>{j.id.slice(0, 8)}</code>
               </th>
-              <th scope="col">Created</th>
-              <th scope="col">Result</th>
+              <td>{j.operation}</td>
+              <td>{j.model}</td>
+              <td>
+                <span class={`status status-${j.status}`}>{j.status}</span>
+                {j.error && <span class="detail"> ({j.error.code})</span>}
+              </td>
+              <td class="num">
+                <JobCost job={j} />
+              </td>
+              <td>
+                <DateTime iso={j.created_at} budgetZone={budgetZone} />
+              </td>
+              <td class="actions">
+                {j.result && (
+                  <>
+                    <a class="button" href={contentUrl(j.result.file_id)} download aria-label={`Download the result of job ${j.id.slice(0, 8)}`}>
+                      Download
+                    </a>{" "}
+                    <ConfirmButton
+                      label="Delete"
+                      name={`Delete the result of job ${j.id.slice(0, 8)}`}
+                      confirmLabel="Yes, delete it"
+                      onConfirm={() => remove(j.result!.file_id, `the result of job ${j.id.slice(0, 8)}`, jobs.reload)}
+                    />
+                  </>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {jobs.data.data.map((j) => (
-              <tr key={j.id}>
-                <th scope="row">
-                  <code title={j.id}>{j.id.slice(0, 8)}</code>
-                </th>
-                <td>{j.operation}</td>
-                <td>{j.model}</td>
-                <td>
-                  <span class={`status status-${j.status}`}>{j.status}</span>
-                  {j.error && <span class="detail"> ({j.error.code})</span>}
-                </td>
-                <td class="num">
-                  <JobCost job={j} />
-                </td>
-                <td>
-                  <DateTime iso={j.created_at} budgetZone={budgetZone} />
-                </td>
-                <td class="actions">
-                  {j.result && (
-                    <>
-                      <a class="button" href={contentUrl(j.result.file_id)} download aria-label={`Download the result of job ${j.id.slice(0, 8)}`}>
-                        Download
-                      </a>{" "}
-                      <ConfirmButton
-                        label="Delete"
-                        name={`Delete the result of job ${j.id.slice(0, 8)}`}
-                        confirmLabel="Yes, delete it"
-                        onConfirm={() => remove(j.result!.file_id, `the result of job ${j.id.slice(0, 8)}`, jobs.reload)}
-                      />
-                    </>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
-      <Pager
-        page={afters.length}
-        hasMore={jobs.data?.has_more ?? false}
-        newer={() => setAfters((a) => a.slice(0, -1))}
-        older={() => jobs.data?.last_id && setAfters((a) => [...a, jobs.data!.last_id!])}
-      />
+      <Pager optional pages={pages} label="Pages" hasMore={jobs.data?.has_more ?? false} next={jobs.data?.last_id} />
     </section>
   );
 }
@@ -197,21 +163,6 @@ function JobCost({ job }: { job: JobRecord }) {
     <span>
       up to <Amount microrub={job.billing.estimated_cost_microrub} /> reserved
     </span>
-  );
-}
-
-function Pager({ page, hasMore, newer, older }: { page: number; hasMore: boolean; newer: () => void; older: () => void }) {
-  if (page === 1 && !hasMore) return null;
-  return (
-    <nav class="pager" aria-label="Pages">
-      <button type="button" disabled={page < 2} onClick={newer}>
-        Newer
-      </button>
-      <span>Page {page}</span>
-      <button type="button" disabled={!hasMore} onClick={older}>
-        Older
-      </button>
-    </nav>
   );
 }
 

@@ -2,22 +2,26 @@ import { useState } from "preact/hooks";
 import type { CabinetKey, Scope } from "@meter/contracts";
 import { api } from "../api";
 import { Amount } from "../components/amount";
+import { CheckList } from "../components/check-list";
 import { ConfirmButton } from "../components/confirm-button";
-import { CopyButton } from "../components/copy-button";
+import { ACTIONS, DataTable } from "../components/data-table";
+import { DailyBudgetField } from "../components/daily-budget-field";
 import { DateTime } from "../components/date-time";
 import { Layout } from "../components/layout";
 import { Done, ErrorNotice } from "../components/notice";
+import { ShownOnce } from "../components/secret";
 import { useLoad } from "../components/use-load";
 import { parseRubles } from "../lib/money";
 import { useMember } from "../session";
+import { KeyEditForm } from "./key-edit-form";
 
-const SCOPES: { scope: Scope; what: string }[] = [
-  { scope: "text", what: "text generation, OCR and text analysis" },
-  { scope: "images", what: "image editing and analysis" },
-  { scope: "files:read", what: "read and download files" },
-  { scope: "files:write", what: "upload and delete files" },
-  { scope: "mcp:read", what: "MCP: read-only tools" },
-  { scope: "mcp:invoke", what: "MCP: paid tools" },
+const SCOPES: { value: Scope; what: string }[] = [
+  { value: "text", what: "text generation, OCR and text analysis" },
+  { value: "images", what: "image editing and analysis" },
+  { value: "files:read", what: "read and download files" },
+  { value: "files:write", what: "upload and delete files" },
+  { value: "mcp:read", what: "MCP: read-only tools" },
+  { value: "mcp:invoke", what: "MCP: paid tools" },
 ];
 
 /** The member's own keys in the chosen organization: create (shown once), today's spend, revoke. */
@@ -26,10 +30,12 @@ export function KeysPage() {
   const keys = useLoad(() => api<{ data: CabinetKey[] }>("GET", "/keys"), [me.organization_id]);
   const [created, setCreated] = useState<(CabinetKey & { key: string }) | undefined>();
   const [revoked, setRevoked] = useState<string | undefined>();
+  const [editing, setEditing] = useState<string | undefined>();
+  const [saved, setSaved] = useState<string | undefined>();
   const [showRevoked, setShowRevoked] = useState(false);
   const [error, setError] = useState<unknown>();
   const all = keys.data?.data;
-  const shown = all?.filter((k) => showRevoked || k.status !== "revoked");
+  const shown = all?.filter((k) => showRevoked || k.status === "active");
   const hidden = (all?.length ?? 0) - (shown?.length ?? 0);
   return (
     <Layout title="API keys">
@@ -41,89 +47,96 @@ export function KeysPage() {
         }}
       />
       {created && (
-        <section class="secret" aria-labelledby="new-key-heading">
-          <h2 id="new-key-heading">Your new key “{created.name}”</h2>
+        <ShownOnce
+          headingId="new-key-heading"
+          title={<>Your new key “{created.name}”</>}
+          secretId="new-key"
+          secret={created.key}
+          copyLabel="Copy key"
+          onSaved={() => setCreated(undefined)}
+        >
           <p>Copy it now: it is shown only this once. Keep it secret, like a password.</p>
-          <p class="key-line">
-            <code id="new-key" data-testid="new-key">
-              {created.key}
-            </code>{" "}
-            <CopyButton text={created.key} label="Copy key" targetId="new-key" />
-          </p>
-          <button type="button" class="quiet" onClick={() => setCreated(undefined)}>
-            I have saved it
-          </button>
-        </section>
+        </ShownOnce>
       )}
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Your keys</h2>
         <ErrorNotice error={keys.error ?? error} />
         {revoked && <Done>Key {revoked} is revoked: every gateway refuses it within a second.</Done>}
-        {all && all.some((k) => k.status === "revoked") && (
+        {saved && <Done>Key {saved} is changed.</Done>}
+        {all && all.some((k) => k.status !== "active") && (
           <label class="check">
             <input type="checkbox" name="show_revoked" checked={showRevoked} onChange={(e) => setShowRevoked(e.currentTarget.checked)} />
-            Show revoked keys{hidden > 0 && ` (${hidden} hidden)`}
+            Show revoked and expired keys{hidden > 0 && ` (${hidden} hidden)`}
           </label>
         )}
         {all && all.length === 0 && <p>No keys yet.</p>}
-        {all && all.length > 0 && shown?.length === 0 && <p>No active keys.</p>}
-        {shown && shown.length > 0 && (
-          <table>
-            <caption>
-              Today's spend (budget day {shown[0]!.usage.day}) counts charges settled since 00:00 {me.budget_timezone} and every request still reserved.
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Today (budget day)</th>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        {all && all.length > 0 && shown && (
+          <DataTable
+            caption={`Today's spend (budget day ${shown[0]?.usage.day ?? ""}) counts charges settled since 00:00 ${me.budget_timezone} and every request still reserved.`}
+            columns={["Name", "Key", "Scopes", "Today (budget day)", "Created", "Status", ACTIONS]}
+            rows={shown}
+            empty="No active keys."
+            row={(k) => (
+              <tr key={k.id} data-key-id={k.id}>
+                <th scope="row">{k.name ?? "(no name)"}</th>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{k.scopes.join(", ")}</td>
+                <td>
+                  <BudgetUse k={k} />
+                </td>
+                <td>
+                  <DateTime iso={k.created_at} budgetZone={me.budget_timezone} />
+                </td>
+                <td>
+                  <span class={`status status-${k.status}`}>{k.status}</span>
+                  {k.status === "active" && k.expires_at && (
+                    <small>
+                      {" "}
+                      until <DateTime iso={k.expires_at} budgetZone={me.budget_timezone} />
+                    </small>
+                  )}
+                  {k.budget_alert_percents.length > 0 && <small> alerts at {k.budget_alert_percents.join(", ")} %</small>}
+                </td>
+                <td>
+                  {k.status === "active" && editing !== k.id && (
+                    <button type="button" class="quiet" aria-label={`Change ${k.name ?? k.prefix}`} onClick={() => setEditing(k.id)}>
+                      Change
+                    </button>
+                  )}
+                  {k.status === "active" && editing === k.id && (
+                    <KeyEditForm
+                      k={k}
+                      onCancel={() => setEditing(undefined)}
+                      onSaved={(changed) => {
+                        setEditing(undefined);
+                        setSaved(changed.name ?? changed.prefix);
+                        setRevoked(undefined);
+                        keys.reload();
+                      }}
+                    />
+                  )}{" "}
+                  {k.status === "active" && (
+                    <ConfirmButton
+                      label="Revoke"
+                      name={`Revoke ${k.name ?? k.prefix}`}
+                      confirmLabel="Yes, revoke it"
+                      onConfirm={async () => {
+                        try {
+                          await api("POST", `/keys/${k.id}/revoke`);
+                          setRevoked(k.name ?? k.prefix);
+                          keys.reload();
+                        } catch (e) {
+                          setError(e);
+                        }
+                      }}
+                    />
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {shown.map((k) => (
-                <tr key={k.id} data-key-id={k.id}>
-                  <th scope="row">{k.name ?? "(no name)"}</th>
-                  <td>
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td>{k.scopes.join(", ")}</td>
-                  <td>
-                    <BudgetUse k={k} />
-                  </td>
-                  <td>
-                    <DateTime iso={k.created_at} budgetZone={me.budget_timezone} />
-                  </td>
-                  <td>
-                    <span class={`status status-${k.status}`}>{k.status}</span>
-                  </td>
-                  <td>
-                    {k.status === "active" && (
-                      <ConfirmButton
-                        label="Revoke"
-                        name={`Revoke ${k.name ?? k.prefix}`}
-                        confirmLabel="Yes, revoke it"
-                        onConfirm={async () => {
-                          try {
-                            await api("POST", `/keys/${k.id}/revoke`);
-                            setRevoked(k.name ?? k.prefix);
-                            keys.reload();
-                          } catch (e) {
-                            setError(e);
-                          }
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
     </Layout>
@@ -171,32 +184,8 @@ function CreateKeyForm({ onCreated }: { onCreated: (k: CabinetKey & { key: strin
           Name
           <input name="name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="e.g. laptop, CI" />
         </label>
-        <fieldset>
-          <legend>Scopes: what the key may do</legend>
-          {SCOPES.map(({ scope, what }) => (
-            <label key={scope} class="check">
-              <input
-                type="checkbox"
-                name="scope"
-                value={scope}
-                checked={scopes.includes(scope)}
-                onChange={(e) => setScopes((s) => (e.currentTarget.checked ? [...s, scope] : s.filter((x) => x !== scope)))}
-              />
-              <code>{scope}</code> — {what}
-            </label>
-          ))}
-        </fieldset>
-        <label>
-          Daily budget, ₽
-          <input
-            name="daily_budget"
-            inputMode="decimal"
-            required
-            value={budget}
-            aria-describedby="budget-help"
-            onInput={(e) => setBudget(e.currentTarget.value)}
-          />
-        </label>
+        <CheckList legend="Scopes: what the key may do" name="scope" options={SCOPES} chosen={scopes} onChange={setScopes} />
+        <DailyBudgetField value={budget} onInput={setBudget} helpId="budget-help" />
         <small id="budget-help">Requests that would take the key past this in one budget day are refused (429).</small>
         <ErrorNotice error={error} />
         <button type="submit" class="primary">

@@ -1,18 +1,23 @@
-import type { BalanceResponse, SpendReport } from "@meter/contracts";
-import { api } from "../api";
-import { Amount } from "../components/amount";
+import type { CabinetBalance, SpendReport } from "@meter/contracts";
+import { useState } from "preact/hooks";
+import { api, query } from "../api";
+import { Figures } from "../components/figures";
 import { Layout } from "../components/layout";
 import { ErrorNotice } from "../components/notice";
-import { SpendChart } from "../components/spend-chart";
+import { SpendSection, type SpendWindow } from "../components/spend-details";
 import { useLoad } from "../components/use-load";
 import { useMember } from "../session";
 
-/** The chosen organization's balance and where its money went over the last 30 days. */
+/** The chosen organization's balance and where its money went: per day, key, model and month. */
 export function OverviewPage() {
   const me = useMember();
   const org = me.organizations.find((o) => o.id === me.organization_id);
-  const balance = useLoad(() => api<BalanceResponse>("GET", "/balance"), [me.organization_id]);
-  const spend = useLoad(() => api<SpendReport>("GET", "/spend?days=30"), [me.organization_id]);
+  const balance = useLoad(() => api<CabinetBalance>("GET", "/balance"), [me.organization_id]);
+  const [window, setWindow] = useState<SpendWindow>({});
+  const spend = useLoad(
+    () => api<SpendReport>("GET", `/spend${query(window.from ? { ...window } : { days: 30 })}`),
+    [me.organization_id, window.from, window.to],
+  );
   if (!org) {
     return (
       <Layout title="Overview">
@@ -26,36 +31,25 @@ export function OverviewPage() {
         <h2 id="balance-heading">Balance</h2>
         <ErrorNotice error={balance.error} />
         {balance.data && (
-          <dl class="figures">
-            <div>
-              <dt>Available</dt>
-              <dd data-testid="available">
-                <Amount microrub={balance.data.available_microrub} />
-              </dd>
-            </div>
-            <div>
-              <dt>Reserved by requests in progress</dt>
-              <dd data-testid="reserved">
-                <Amount microrub={balance.data.reserved_microrub} />
-              </dd>
-            </div>
-            <div>
-              <dt>Balance</dt>
-              <dd>
-                <Amount microrub={balance.data.balance_microrub} />
-              </dd>
-            </div>
-          </dl>
+          <Figures
+            figures={[
+              { label: "Available", microrub: balance.data.available_microrub, testId: "available" },
+              { label: "Reserved by requests in progress", microrub: balance.data.reserved_microrub - balance.data.set_aside_microrub, testId: "reserved" },
+              balance.data.set_aside_microrub > 0 && {
+                label: "Set aside for keys' next requests",
+                microrub: balance.data.set_aside_microrub,
+                testId: "set-aside",
+                detail: "returned within seconds once they stop",
+              },
+              { label: "Balance", microrub: balance.data.balance_microrub },
+            ]}
+          />
         )}
         <button type="button" class="quiet" onClick={() => (balance.reload(), spend.reload())}>
           Refresh
         </button>
       </section>
-      <section aria-labelledby="spend-heading">
-        <h2 id="spend-heading">Spend</h2>
-        <ErrorNotice error={spend.error} />
-        {spend.data && <SpendChart report={spend.data} />}
-      </section>
+      <SpendSection headingId="spend-heading" window={window} onWindow={setWindow} spend={spend} />
     </Layout>
   );
 }

@@ -3,8 +3,7 @@ import type { PasswordChanged } from "@meter/contracts";
 import { api } from "../api";
 import { Layout } from "../components/layout";
 import { Done, ErrorNotice } from "../components/notice";
-
-const MIN_PASSWORD = 10;
+import { PasswordFields } from "../components/password-fields";
 
 /** A member changes their password with the current one; every other session of theirs ends, this one stays. */
 export function PasswordPage() {
@@ -13,7 +12,6 @@ export function PasswordPage() {
   const [again, setAgain] = useState("");
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<PasswordChanged | undefined>();
-  const mismatch = again.length > 0 && again !== next;
   const submit = (e: Event) => {
     e.preventDefault();
     if (next !== again) return setError(new Error("the two new passwords differ"));
@@ -43,33 +41,15 @@ export function PasswordPage() {
               onInput={(e) => setCurrent(e.currentTarget.value)}
             />
           </label>
-          <label>
-            New password
-            <input
-              type="password"
-              name="new-password"
-              autoComplete="new-password"
-              required
-              minLength={MIN_PASSWORD}
-              aria-describedby="new-password-rule"
-              value={next}
-              onInput={(e) => setNext(e.currentTarget.value)}
-            />
-          </label>
-          <small id="new-password-rule">At least {MIN_PASSWORD} characters.</small>
-          <label>
-            The new password again
-            <input
-              type="password"
-              name="confirm-password"
-              autoComplete="new-password"
-              required
-              aria-invalid={mismatch}
-              value={again}
-              onInput={(e) => setAgain(e.currentTarget.value)}
-            />
-          </label>
-          {mismatch && <small class="field-error">The two new passwords differ.</small>}
+          <PasswordFields
+            password={next}
+            again={again}
+            onPassword={setNext}
+            onAgain={setAgain}
+            againLabel="The new password again"
+            ruleId="new-password-rule"
+            differ="The two new passwords differ."
+          />
           <ErrorNotice error={error} />
           {done && (
             <Done>Your password is changed. {done.signed_out === 1 ? "1 other session was" : `${done.signed_out} other sessions were`} signed out.</Done>

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNotice } from "../components/notice";
+import { MIN_PASSWORD, PasswordFields } from "../components/password-fields";
 import { followLink } from "../router";
 import { PublicFrame } from "./public-frame";
 
@@ -11,15 +12,12 @@ function takeInvitationToken(): string | undefined {
   return token;
 }
 
-const MIN_PASSWORD = 10;
-
 /** An invited member chooses a password with the one-time link, and is signed in. */
 export function WelcomePage({ onSignedIn }: { onSignedIn: () => void }) {
   const [token] = useState(takeInvitationToken);
   const [password, setPassword] = useState("");
   const [again, setAgain] = useState("");
   const [error, setError] = useState<unknown>();
-  const mismatch = again.length > 0 && again !== password;
   const submit = (e: Event) => {
     e.preventDefault();
     if (password !== again) return setError(new Error("the two passwords differ"));
@@ -44,33 +42,15 @@ export function WelcomePage({ onSignedIn }: { onSignedIn: () => void }) {
     <PublicFrame title="Choose your password">
       <p>The link works once. Choose a password of at least {MIN_PASSWORD} characters; you will sign in with it and your email from now on.</p>
       <form onSubmit={submit} class="stack">
-        <label>
-          New password
-          <input
-            type="password"
-            name="new-password"
-            autoComplete="new-password"
-            required
-            minLength={MIN_PASSWORD}
-            aria-describedby="password-rule"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-          />
-        </label>
-        <small id="password-rule">At least {MIN_PASSWORD} characters.</small>
-        <label>
-          The same password again
-          <input
-            type="password"
-            name="confirm-password"
-            autoComplete="new-password"
-            required
-            aria-invalid={mismatch}
-            value={again}
-            onInput={(e) => setAgain(e.currentTarget.value)}
-          />
-        </label>
-        {mismatch && <small class="field-error">The two passwords differ.</small>}
+        <PasswordFields
+          password={password}
+          again={again}
+          onPassword={setPassword}
+          onAgain={setAgain}
+          againLabel="The same password again"
+          ruleId="password-rule"
+          differ="The two passwords differ."
+        />
         <ErrorNotice error={error} />
         <button type="submit" class="primary">
           Set password and sign in

@@ -6,8 +6,8 @@ type Answer = ApiResponse | ApiUnreachable | ((req: ApiRequest) => ApiResponse |
 
 /**
  * The public API for the tools' unit tests: answers scripted per `METHOD path`, in order (the last one
- * repeats), every request recorded. The media endpoints are not built yet; this lets the job tools'
- * waiting, linking and inlining be exercised against the contract's shapes.
+ * repeats), every request recorded, so the job tools' waiting, linking and inlining are exercised
+ * against the contract's shapes without a gateway and media-jobs behind it.
  */
 export class FakePublicApi implements PublicApi {
   readonly requests: ApiRequest[] = [];

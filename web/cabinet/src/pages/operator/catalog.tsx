@@ -1,11 +1,16 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { CatalogModel, ModelActivity, Operations, TextTariff, UnitTariff } from "@meter/contracts";
 import { api } from "../../api";
 import { Amount } from "../../components/amount";
+import { ACTIONS, DataTable } from "../../components/data-table";
 import { Layout } from "../../components/layout";
+import { SubmitOrCancel } from "../../components/form-buttons";
 import { Done, ErrorNotice } from "../../components/notice";
+import { TariffPrice } from "../../components/tariff-price";
 import { useLoad } from "../../components/use-load";
 import { exactRubleDigits, parseRubles } from "../../lib/money";
+import { tariffsOf } from "../../lib/operations";
+import { NewModelEditor } from "./new-model-editor";
 import { changeEffect, type ChangeEffect, type OperationName } from "../../lib/tariff-change";
 
 /** The model catalog: switch a model on or off and change its tariffs, seeing what the change does first. */
@@ -14,51 +19,26 @@ export function CatalogPage() {
   const activity = useLoad(() => api<{ data: ModelActivity[] }>("GET", "/admin/catalog/activity?days=30"), []);
   const [editing, setEditing] = useState<string>();
   const [saved, setSaved] = useState<string>();
+  const [adding, setAdding] = useState(false);
   return (
     <Layout title="Model catalog">
       <p>A change applies to requests accepted after it, within seconds; a request already holding money keeps the price it was held at.</p>
       <ErrorNotice error={models.error ?? activity.error} />
       {saved && <Done>{saved}</Done>}
-      {models.data && (
-        <table data-testid="catalog">
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Provider</th>
-              <th scope="col">Status</th>
-              <th scope="col">Tariffs</th>
-              <th scope="col">Last 30 days</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {models.data.data.map((m) => (
-              <tr key={m.id}>
-                <th scope="row">
-                  {m.id}
-                  {m.display_name && m.display_name !== m.id && <div class="detail">{m.display_name}</div>}
-                </th>
-                <td>{m.provider.kind}</td>
-                <td>
-                  <span class={`status status-${m.enabled ? "active" : "revoked"}`}>{m.enabled ? "enabled" : "disabled"}</span>
-                </td>
-                <td>
-                  <Tariffs operations={m.operations} />
-                </td>
-                <td>
-                  <Activity rows={(activity.data?.data ?? []).filter((a) => a.model === m.id)} />
-                </td>
-                <td>
-                  <button type="button" onClick={() => (setEditing(m.id), setSaved(undefined))} aria-expanded={editing === m.id}>
-                    Edit {m.id}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {!adding && (
+        <button type="button" onClick={() => (setAdding(true), setEditing(undefined), setSaved(undefined))}>
+          Add a model
+        </button>
+      )}
+      {adding && (
+        <NewModelEditor
+          onClose={() => setAdding(false)}
+          onSaved={(id) => {
+            setSaved(`Saved ${id}: it applies to new requests within seconds.`);
+            setAdding(false);
+            models.reload();
+          }}
+        />
       )}
       {editing && models.data?.data.find((m) => m.id === editing) && (
         <ModelEditor
@@ -74,6 +54,43 @@ export function CatalogPage() {
           }}
         />
       )}
+      {models.data && (
+        <DataTable
+          testId="catalog"
+          columns={["Model", "Providers", "Status", "Tariffs", "Last 30 days", ACTIONS]}
+          rows={models.data.data}
+          row={(m) => (
+            <tr key={m.id}>
+              <th scope="row">
+                {m.id}
+                {m.display_name && m.display_name !== m.id && <div class="detail">{m.display_name}</div>}
+              </th>
+              <td>
+                {(m.providers ?? [m.provider]).map((p, i) => (
+                  <div key={i}>
+                    {p.kind}
+                    {p.upstream_model && <span class="detail"> {p.upstream_model}</span>}
+                  </div>
+                ))}
+              </td>
+              <td>
+                <span class={`status status-${m.enabled ? "active" : "revoked"}`}>{m.enabled ? "enabled" : "disabled"}</span>
+              </td>
+              <td>
+                <Tariffs operations={m.operations} />
+              </td>
+              <td>
+                <Activity rows={(activity.data?.data ?? []).filter((a) => a.model === m.id)} />
+              </td>
+              <td>
+                <button type="button" onClick={() => (setEditing(m.id), setAdding(false), setSaved(undefined))} aria-expanded={editing === m.id}>
+                  Edit {m.id}
+                </button>
+              </td>
+            </tr>
+          )}
+        />
+      )}
     </Layout>
   );
 }
@@ -81,19 +98,9 @@ export function CatalogPage() {
 function Tariffs({ operations }: { operations: Operations }) {
   return (
     <ul class="plain">
-      {(Object.entries(operations) as [OperationName, TextTariff | UnitTariff][]).map(([op, t]) => (
+      {tariffsOf(operations).map(([op, t]) => (
         <li key={op}>
-          <strong>{op}</strong>:{" "}
-          {op === "text" ? (
-            <>
-              <Amount microrub={(t as TextTariff).input_microrub_per_1k_tokens} /> in / <Amount microrub={(t as TextTariff).output_microrub_per_1k_tokens} />{" "}
-              out per 1k tokens
-            </>
-          ) : (
-            <>
-              <Amount microrub={(t as UnitTariff).price_per_unit_microrub} /> per {(t as UnitTariff).unit}
-            </>
-          )}
+          <strong>{op}</strong>: <TariffPrice operation={op} tariff={t} />
         </li>
       ))}
     </ul>
@@ -175,15 +182,24 @@ function ModelEditor({
     if (!review) return;
     const body = {
       enabled: draft.enabled,
-      provider: model.provider,
+      // Every provider as it is: a tariff change must not drop the model's other providers.
+      providers: model.providers ?? [model.provider],
       operations: review.operations,
       ...(model.display_name ? { display_name: model.display_name } : {}),
     };
     api("PUT", `/admin/models/${encodeURIComponent(model.id)}`, body).then(() => onSaved(model.id), setError);
   };
+  // The editor opens above the list, where the operator is: focus moves to it, the page to its top.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.focus();
+    heading.current?.scrollIntoView({ block: "nearest" });
+  }, []);
   return (
     <section class="card editor" aria-labelledby="editor-heading">
-      <h2 id="editor-heading">Edit {model.id}</h2>
+      <h2 id="editor-heading" tabIndex={-1} ref={heading}>
+        Edit {model.id}
+      </h2>
       {!review ? (
         <form onSubmit={toReview} class="stack">
           <label class="check">
@@ -197,14 +213,7 @@ function ModelEditor({
             </label>
           ))}
           <ErrorNotice error={error} />
-          <div class="buttons">
-            <button type="submit" class="primary">
-              Review the change
-            </button>
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-          </div>
+          <SubmitOrCancel label="Review the change" onCancel={onClose} />
         </form>
       ) : (
         <div class="stack">
@@ -282,8 +291,8 @@ function EffectSummary({ effect }: { effect: ChangeEffect }) {
               <tr key={`${p.operation}-${p.price}`}>
                 <td>{p.operation}</td>
                 <td>{p.price}</td>
-                <td class="num">{p.before === undefined ? "—" : <Amount microrub={p.before} />}</td>
-                <td class="num">{p.after === undefined ? "—" : <Amount microrub={p.after} />}</td>
+                <td class="num">{p.before === undefined ? "—" : <Amount price microrub={p.before} />}</td>
+                <td class="num">{p.after === undefined ? "—" : <Amount price microrub={p.after} />}</td>
                 <td class="num">{percent(p.before, p.after)}</td>
               </tr>
             ))}

@@ -3,6 +3,7 @@ import type { Hold } from "@meter/contracts";
 import { api, query } from "../../api";
 import { Amount } from "../../components/amount";
 import { DateTime } from "../../components/date-time";
+import { DataTable } from "../../components/data-table";
 import { Layout } from "../../components/layout";
 import { Done, ErrorNotice } from "../../components/notice";
 import { useLoad } from "../../components/use-load";
@@ -31,52 +32,48 @@ export function HoldsPage() {
       </form>
       <ErrorNotice error={holds.error} />
       {done && <Done>{done}</Done>}
-      {holds.data && holds.data.data.length === 0 && <p>No hold has been active that long.</p>}
-      {holds.data && holds.data.data.length > 0 && (
-        <table data-testid="holds">
-          <thead>
-            <tr>
-              <th scope="col">Placed</th>
-              <th scope="col" class="num">
-                Reserved
-              </th>
-              <th scope="col">Owner</th>
-              <th scope="col">Model · operation</th>
-              <th scope="col">Organization / key</th>
-              <th scope="col">Release</th>
+      {holds.data && (
+        <DataTable
+          testId="holds"
+          columns={["Placed", { label: "Reserved", num: true }, "Owner", "Model · operation", "Organization / key", "Release"]}
+          rows={holds.data.data}
+          empty="No hold has been active that long."
+          row={(h) => (
+            <tr key={h.hold_id}>
+              <td>
+                <DateTime iso={h.created_at} budgetZone={me.budget_timezone} />
+              </td>
+              <td class="num">
+                <Amount microrub={h.amount_microrub} />
+              </td>
+              <td>
+                {h.source ?? "?"}{" "}
+                {h.source === "text" && h.owner_ref ? (
+                  <a href={`/cabinet/operator/providers?request=${h.owner_ref}`} title="Which provider it was sent to">
+                    <code class="id">{h.owner_ref}</code>
+                  </a>
+                ) : (
+                  <code class="id">{h.owner_ref ?? ""}</code>
+                )}
+              </td>
+              <td>
+                {h.model ?? ""} · {h.operation ?? ""}
+              </td>
+              <td>
+                <code class="id">{h.organization_id ?? ""}</code> <code class="id">{h.key_id ?? ""}</code>
+              </td>
+              <td>
+                <ReleaseForm
+                  hold={h}
+                  onReleased={() => {
+                    setDone(`Released hold ${h.hold_id}: nothing is charged for it.`);
+                    holds.reload();
+                  }}
+                />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {holds.data.data.map((h) => (
-              <tr key={h.hold_id}>
-                <td>
-                  <DateTime iso={h.created_at} budgetZone={me.budget_timezone} />
-                </td>
-                <td class="num">
-                  <Amount microrub={h.amount_microrub} />
-                </td>
-                <td>
-                  {h.source ?? "?"} <code class="id">{h.owner_ref ?? ""}</code>
-                </td>
-                <td>
-                  {h.model ?? ""} · {h.operation ?? ""}
-                </td>
-                <td>
-                  <code class="id">{h.organization_id ?? ""}</code> <code class="id">{h.key_id ?? ""}</code>
-                </td>
-                <td>
-                  <ReleaseForm
-                    hold={h}
-                    onReleased={() => {
-                      setDone(`Released hold ${h.hold_id}: nothing is charged for it.`);
-                      holds.reload();
-                    }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </Layout>
   );

@@ -2,11 +2,12 @@ import { useState } from "preact/hooks";
 import type { AdminOrganization, AdminUser, CreatedInvitation, Invitation } from "@meter/contracts";
 import { api } from "../../api";
 import { ConfirmButton } from "../../components/confirm-button";
-import { CopyButton } from "../../components/copy-button";
 import { DateTime } from "../../components/date-time";
+import { ACTIONS, DataTable } from "../../components/data-table";
 import { Layout } from "../../components/layout";
 import { ErrorNotice } from "../../components/notice";
 import { OrganizationSelect } from "../../components/organization-select";
+import { SecretLine } from "../../components/secret";
 import { useLoad } from "../../components/use-load";
 import { useSession } from "../../session";
 
@@ -25,71 +26,54 @@ export function UsersPage() {
         <h2 id="users-heading">Users</h2>
         <ErrorNotice error={users.error} />
         {users.data && (
-          <table data-testid="users">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Organizations</th>
-                <th scope="col">Can sign in</th>
-                <th scope="col">Last sign-in</th>
+          <DataTable
+            testId="users"
+            columns={["Email", "Organizations", "Can sign in", "Last sign-in"]}
+            rows={users.data.data}
+            row={(u) => (
+              <tr key={u.id}>
+                <th scope="row">{u.email}</th>
+                <td>{u.organizations.map((o) => o.name).join(", ") || "none"}</td>
+                <td>{u.has_password ? "yes" : "not yet (no password)"}</td>
+                <td>{u.last_sign_in_at ? <DateTime iso={u.last_sign_in_at} budgetZone={zone} /> : "never"}</td>
               </tr>
-            </thead>
-            <tbody>
-              {users.data.data.map((u) => (
-                <tr key={u.id}>
-                  <th scope="row">{u.email}</th>
-                  <td>{u.organizations.map((o) => o.name).join(", ") || "none"}</td>
-                  <td>{u.has_password ? "yes" : "not yet (no password)"}</td>
-                  <td>{u.last_sign_in_at ? <DateTime iso={u.last_sign_in_at} budgetZone={zone} /> : "never"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
       <section aria-labelledby="invitations-heading">
         <h2 id="invitations-heading">Invitations</h2>
         <ErrorNotice error={invitations.error ?? error} />
-        {invitations.data && invitations.data.data.length === 0 && <p>No invitations yet.</p>}
-        {invitations.data && invitations.data.data.length > 0 && (
-          <table data-testid="invitations">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Status</th>
-                <th scope="col">Sent</th>
-                <th scope="col">Link works until</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
+        {invitations.data && (
+          <DataTable
+            testId="invitations"
+            columns={["Email", "Status", "Sent", "Link works until", ACTIONS]}
+            rows={invitations.data.data}
+            empty="No invitations yet."
+            row={(i) => (
+              <tr key={i.id}>
+                <th scope="row">{i.email}</th>
+                <td>
+                  <span class={`status status-${i.status}`}>{i.status}</span>
+                </td>
+                <td>
+                  <DateTime iso={i.created_at} budgetZone={zone} />
+                </td>
+                <td>
+                  <DateTime iso={i.expires_at} budgetZone={zone} />
+                </td>
+                <td>
+                  {i.status === "pending" && (
+                    <ConfirmButton
+                      label={`Withdraw the link for ${i.email}`}
+                      confirmLabel="Yes, withdraw it"
+                      onConfirm={() => api("POST", `/admin/invitations/${i.id}/revoke`).then(invitations.reload, setError)}
+                    />
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {invitations.data.data.map((i) => (
-                <tr key={i.id}>
-                  <th scope="row">{i.email}</th>
-                  <td>
-                    <span class={`status status-${i.status}`}>{i.status}</span>
-                  </td>
-                  <td>
-                    <DateTime iso={i.created_at} budgetZone={zone} />
-                  </td>
-                  <td>
-                    <DateTime iso={i.expires_at} budgetZone={zone} />
-                  </td>
-                  <td>
-                    {i.status === "pending" && (
-                      <ConfirmButton
-                        label={`Withdraw the link for ${i.email}`}
-                        confirmLabel="Yes, withdraw it"
-                        onConfirm={() => api("POST", `/admin/invitations/${i.id}/revoke`).then(invitations.reload, setError)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            )}
+          />
         )}
       </section>
     </Layout>
@@ -135,12 +119,7 @@ function InviteForm({ orgs, onDone }: { orgs: AdminOrganization[]; onDone: () =>
             Send this link to {sent.email}. It works once, until <DateTime iso={sent.expires_at} budgetZone={me.budget_timezone} />, and is shown only now;
             inviting again replaces it.
           </p>
-          <p class="key-line">
-            <code id="invitation-link" data-testid="invitation-link">
-              {link}
-            </code>{" "}
-            <CopyButton text={link} label="Copy link" targetId="invitation-link" />
-          </p>
+          <SecretLine id="invitation-link" text={link} copyLabel="Copy link" />
         </div>
       )}
     </section>

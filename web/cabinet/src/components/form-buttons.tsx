@@ -1,0 +1,13 @@
+/** An editor's two buttons: do it (submits the form), or close the editor with nothing saved. */
+export function SubmitOrCancel({ label, onCancel }: { label: string; onCancel: () => void }) {
+  return (
+    <div class="buttons">
+      <button type="submit" class="primary">
+        {label}
+      </button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,137 @@
+import { useState } from "preact/hooks";
+import type { SpendReport } from "@meter/contracts";
+import { spendSeries } from "../lib/spend-series";
+import { Amount } from "./amount";
+import { DataTable, type Column } from "./data-table";
+import { ErrorNotice } from "./notice";
+import { SpendChart } from "./spend-chart";
+import type { Loaded } from "./use-load";
+
+/** The report's window as the API takes it: the last 30 days, or a chosen range of budget days. */
+export interface SpendWindow {
+  from?: string;
+  to?: string;
+}
+
+/** Two day fields (budget days, YYYY-MM-DD as the browser's date picker gives them) and a button. */
+function SpendWindowForm({ value, onChange }: { value: SpendWindow; onChange: (w: SpendWindow) => void }) {
+  const [from, setFrom] = useState(value.from ?? "");
+  const [to, setTo] = useState(value.to ?? "");
+  return (
+    <form
+      class="filters"
+      aria-label="Spend window"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onChange(from ? { from, ...(to ? { to } : {}) } : {});
+      }}
+    >
+      <label>
+        From (budget day)
+        <input type="date" value={from} max={to || undefined} onInput={(e) => setFrom(e.currentTarget.value)} />
+      </label>
+      <label>
+        To
+        <input type="date" value={to} min={from || undefined} onInput={(e) => setTo(e.currentTarget.value)} />
+      </label>
+      <button type="submit">Show</button>
+      {value.from && (
+        <button type="button" class="quiet" onClick={() => (setFrom(""), setTo(""), onChange({}))}>
+          Last 30 days
+        </button>
+      )}
+    </form>
+  );
+}
+
+/** A Spend section: the window's form, the chart per day, and the tables per key, model and month. */
+export function SpendSection({
+  headingId,
+  window,
+  onWindow,
+  spend,
+}: {
+  headingId: string;
+  window: SpendWindow;
+  onWindow: (w: SpendWindow) => void;
+  spend: Loaded<SpendReport>;
+}) {
+  return (
+    <section aria-labelledby={headingId}>
+      <h2 id={headingId}>Spend</h2>
+      <SpendWindowForm value={window} onChange={onWindow} />
+      <ErrorNotice error={spend.error} />
+      {spend.data && <SpendChart report={spend.data} />}
+      {spend.data && <SpendDetails report={spend.data} />}
+    </section>
+  );
+}
+
+const REQUESTS: Column = { label: "Requests", num: true };
+const SPEND: Column = { label: "Spend", num: true };
+const NOTHING = "Nothing charged in these days.";
+
+/** The window's spend per key and per model, and the last twelve months' totals. */
+function SpendDetails({ report }: { report: SpendReport }) {
+  const { series } = spendSeries(report);
+  const first = report.days[0];
+  const last = report.days.at(-1);
+  return (
+    <div class="columns">
+      <DataTable
+        testId="spend-by-key"
+        caption={
+          <>
+            Per key, {first} to {last}
+          </>
+        }
+        columns={["Key", REQUESTS, SPEND]}
+        rows={report.by_key}
+        emptyRow={NOTHING}
+        row={(k) => (
+          <tr key={k.key_id ?? "none"}>
+            <th scope="row">{k.key_name ?? (k.key_id ? `key ${k.key_id.slice(0, 8)}` : "no key")}</th>
+            <td class="num">{k.requests}</td>
+            <td class="num">
+              <Amount microrub={k.amount_microrub} />
+            </td>
+          </tr>
+        )}
+      />
+      <DataTable
+        testId="spend-by-model"
+        caption={
+          <>
+            Per model, {first} to {last}
+          </>
+        }
+        columns={["Model · operation", SPEND]}
+        rows={series}
+        emptyRow={NOTHING}
+        row={(s) => (
+          <tr key={s.label}>
+            <th scope="row">{s.label}</th>
+            <td class="num">
+              <Amount microrub={s.total} />
+            </td>
+          </tr>
+        )}
+      />
+      <DataTable
+        testId="spend-by-month"
+        caption={`Per month (${report.timezone} budget days)`}
+        columns={["Month", REQUESTS, SPEND]}
+        rows={report.months}
+        row={(m) => (
+          <tr key={m.month}>
+            <th scope="row">{m.month}</th>
+            <td class="num">{m.requests}</td>
+            <td class="num">
+              <Amount microrub={m.amount_microrub} />
+            </td>
+          </tr>
+        )}
+      />
+    </div>
+  );
+}
