@@ -14,6 +14,8 @@ module.exports = {
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
   testMatch: ["<rootDir>/{gateway,services,packages,e2e,infra,web}/**/*.test.ts"],
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
-  testTimeout: 30000,
+  // The suite runs real processes on two cores: a test that starts its own stack took over 30 s under a
+  // full run's load, so the default is generous; a test that hangs still fails, later.
+  testTimeout: 90000,
   setupFiles: ["<rootDir>/packages/testing/src/jest-setup.ts"],
 };
