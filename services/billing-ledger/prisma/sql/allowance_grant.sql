@@ -20,6 +20,7 @@ DECLARE
   v_key record;
   v_org record;
   v_spent bigint;
+  v_reserve record;
   v_left_budget bigint;
   v_left_balance bigint;
   v_granted bigint;
@@ -58,21 +59,9 @@ BEGIN
     RETURN;
   END IF;
 
-  INSERT INTO holds (id, organization_id, key_id, amount, status, kind, operation, source, owner_ref, created_at, usable_until)
-  VALUES (p_hold_id, v_key.organization_id, p_key_id, v_granted, 'active', 'allowance', p_operation, p_source,
-          p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz)
-  ON CONFLICT (id) DO NOTHING
-  RETURNING * INTO o_hold;
-  IF NOT FOUND THEN
-    -- A release of this id committed after the check above: it wins, this grants nothing.
-    SELECT * INTO o_hold FROM holds h WHERE h.id = p_hold_id;
-    o_outcome := 'exists';
-    RETURN;
-  END IF;
-  UPDATE api_keys k SET reserved = k.reserved + v_granted WHERE k.id = p_key_id;
-  UPDATE organizations o SET reserved = o.reserved + v_granted WHERE o.id = v_key.organization_id
-    RETURNING o.balance, o.reserved INTO v_org;
-  INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)
-  VALUES (v_key.organization_id, p_key_id, p_hold_id, 'hold', v_granted, v_org.balance, v_org.reserved, 'allowance', p_now);
-  o_outcome := 'granted';
+  v_reserve := hold_reserve(p_hold_id, v_key.organization_id, p_key_id, v_granted, 'allowance', p_operation, NULL,
+                            p_source, p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz);
+  o_hold := v_reserve.o_hold;
+  -- exists: a release of this id committed after the check above; it wins, this grants nothing.
+  o_outcome := CASE WHEN v_reserve.o_reserved THEN 'granted' ELSE 'exists' END;
 END $$;

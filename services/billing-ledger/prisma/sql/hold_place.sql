@@ -20,6 +20,7 @@ DECLARE
   v_key record;
   v_org record;
   v_spent bigint;
+  v_reserve record;
 BEGIN
   SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
   IF FOUND THEN
@@ -48,22 +49,11 @@ BEGIN
   ELSIF v_org.balance - v_org.reserved < p_amount THEN
     o_outcome := 'insufficient_balance';
   ELSE
-    INSERT INTO holds (id, organization_id, key_id, amount, status, operation, model, source, owner_ref, created_at)
-    VALUES (p_hold_id, v_key.organization_id, p_key_id, p_amount, 'active', p_operation, p_model, p_source, p_owner_ref, p_now)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING * INTO o_hold;
-    IF NOT FOUND THEN
-      -- A release of this id committed after the check above: it wins, this places nothing.
-      SELECT * INTO o_hold FROM holds h WHERE h.id = p_hold_id;
-      o_outcome := 'exists';
-      RETURN;
-    END IF;
-    UPDATE api_keys k SET reserved = k.reserved + p_amount WHERE k.id = p_key_id;
-    UPDATE organizations o SET reserved = o.reserved + p_amount WHERE o.id = v_key.organization_id
-      RETURNING o.balance, o.reserved INTO v_org;
-    INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, created_at)
-    VALUES (v_key.organization_id, p_key_id, p_hold_id, 'hold', p_amount, v_org.balance, v_org.reserved, p_now);
-    o_outcome := 'placed';
+    v_reserve := hold_reserve(p_hold_id, v_key.organization_id, p_key_id, p_amount, 'request', p_operation, p_model,
+                              p_source, p_owner_ref, p_now, NULL);
+    o_hold := v_reserve.o_hold;
+    -- exists: a release of this id committed after the check above; it wins, this places nothing.
+    o_outcome := CASE WHEN v_reserve.o_reserved THEN 'placed' ELSE 'exists' END;
     RETURN;
   END IF;
 
