@@ -95,3 +95,23 @@ describe("a JSON body declared in another charset than UTF-8", () => {
     }
   });
 });
+
+describe("a JSON body that is not well-formed UTF-8", () => {
+  // Bytes no UTF-8 text has (a lone 0xFF, a cut 2-byte sequence) inside a string of the body.
+  const withBadBytes = (json: string, after: string) => {
+    const raw = Buffer.from(json);
+    const at = raw.indexOf(after) + after.length;
+    return Buffer.concat([raw.subarray(0, at), Buffer.from([0xff, 0xc3]), raw.subarray(at)]);
+  };
+
+  it.each(ROUTES)("to $path is 400 invalid_json at the gateway, nothing reserved or called", async (route) => {
+    const callsBefore = stack.fake.callCount();
+    const filesBefore = await fileCount();
+    const body = withBadBytes(JSON.stringify(route.body), route.path === "/v1/files" ? '"a' : '"hello');
+    const answer = await post(route.path, { "content-type": "application/json", ...route.headers() }, body, false);
+    expect(outcomeOf(answer)).toEqual({ status: 400, code: "invalid_json" });
+    expect(stack.fake.callCount()).toBe(callsBefore);
+    expect(await fileCount()).toBe(filesBefore);
+    expect((await stack.settledBalance(account.organizationId)).reserved_microrub).toBe(0);
+  });
+});

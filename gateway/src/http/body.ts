@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
 import { AppError, jsonContentTypeProblem, markRequest } from "@meter/service-kit";
@@ -30,6 +31,9 @@ export function jsonBodyGuard(limit: number, pace: BodyPace = DEFAULT_BODY_PACE)
     }
     const problem = jsonContentTypeProblem(req.headers["content-type"]);
     if (problem) return next(new AppError("unsupported_media_type", problem));
+    // Decoding would turn ill-formed bytes into U+FFFD silently: the request would run (and be
+    // charged) on text the client never sent, and two different bodies would share one fingerprint.
+    if (!isUtf8(raw)) return next(new AppError("invalid_json", "the request body is not valid UTF-8 (JSON bodies are UTF-8, RFC 8259)"));
     try {
       res.locals.json = JSON.parse(raw.toString("utf8"));
     } catch (e) {

@@ -17,6 +17,7 @@ export * from "./http/json-content-type";
 export * from "./http/error-handler";
 export * from "./http/health";
 export * from "./http/draining";
+export * from "./http/malformed-request";
 export * from "./http/metrics";
 export * from "./http/create-service-app";
 export * from "./database";

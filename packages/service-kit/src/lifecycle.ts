@@ -1,5 +1,6 @@
 import { createServer, type RequestListener, type Server } from "node:http";
 import { closeConnectionsWhileDraining, startDraining } from "./http/draining";
+import { answerMalformedRequests } from "./http/malformed-request";
 import { createLogger, type Logger } from "./logger";
 
 export interface RunningService {
@@ -118,6 +119,7 @@ export function serve<C extends { LOG_LEVEL: string; HOST: string; SHUTDOWN_DELA
     const composition = await opts.compose(config, logger);
     const server = createServer(composition.app);
     closeConnectionsWhileDraining(server);
+    answerMalformedRequests(server);
     // Longer than any load balancer's idle timeout, so the balancer closes first (no reset mid-request).
     server.keepAliveTimeout = 65_000;
     if (opts.requestTimeoutMs) server.requestTimeout = opts.requestTimeoutMs(config);

@@ -132,6 +132,19 @@ describe("JSON-RPC batches (handshake era)", () => {
     expect(res.json).toMatchObject({ error: { code: -32600 } });
   });
 
+  it("a batch whose requests repeat an id is -32600 and runs nothing (a paid answer would be lost)", async () => {
+    const b = await s.account();
+    const paid = legacy(1, "tools/call", {
+      name: "create_message",
+      arguments: { model: LOCAL_MODEL, max_tokens: 16, messages: [{ role: "user", content: "dup" }] },
+    });
+    const res = await postMcp(s.url, b.key, [paid, legacy(1, "tools/list")], { "mcp-protocol-version": "2025-03-26" });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ error: { code: -32600 } });
+    const balance = await s.sut.settledBalance(b.organizationId);
+    expect(balance.balance_microrub).toBe(1_000_000_000);
+  });
+
   it("a batch may not carry a 2026-07-28 message (that revision sends one message per POST)", async () => {
     const res = await postMcp(s.url, a.key, [legacy(1, "tools/list"), modern(2, "server/discover")]);
     expect(res.status).toBe(400);
@@ -246,6 +259,15 @@ describe("MCP 2026-07-28 (stateless, no initialize)", () => {
     const mismatchedVersion = await postMcp(s.url, a.key, modern(8, "tools/list"), { "mcp-protocol-version": "2025-11-25" });
     expect(mismatchedVersion.status).toBe(400);
     expect(mismatchedVersion.json).toMatchObject({ id: 8, error: { code: -32020 } });
+    const legacyMeta = {
+      jsonrpc: "2.0",
+      id: 11,
+      method: "tools/list",
+      params: { _meta: { ...META, "io.modelcontextprotocol/protocolVersion": "2025-06-18" } },
+    };
+    const mismatchedMeta = await postMcp(s.url, a.key, legacyMeta, mirrored(legacyMeta));
+    expect(mismatchedMeta.status).toBe(400);
+    expect(mismatchedMeta.json).toMatchObject({ id: 11, error: { code: -32020, message: expect.stringContaining("MCP-Protocol-Version") } });
     const mismatchedName = await postMcp(s.url, a.key, modern(9, "tools/call", { name: "list_models", arguments: {} }), {
       ...MODERN_HEADERS,
       "mcp-name": "create_message",

@@ -1,6 +1,9 @@
 import { AppError } from "@meter/service-kit";
 
 export const TextErrors = {
+  /** Only system/developer text: no upstream takes a request without a turn to answer. */
+  noConversation: (field: string) =>
+    new AppError("invalid_request", `${field}: at least one user or assistant message is required (system and developer text is the instructions)`),
   idempotencyMismatch: () => new AppError("idempotency_key_mismatch", "this Idempotency-Key was already used with a different request body"),
   modelNotFound: (model: string) => new AppError("model_not_found", `model "${model}" does not exist`),
   costUnknown: (model: string, why: string) => new AppError("cost_unknown", `the cost of this request on "${model}" is unknown (${why}); nothing was reserved`),

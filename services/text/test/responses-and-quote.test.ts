@@ -73,6 +73,21 @@ describe("POST /v1/responses", () => {
   });
 });
 
+describe("a conversation of instructions only", () => {
+  it("is 400 invalid_request before reserving (no upstream takes it), and so is its quote", async () => {
+    const a = await s.account();
+    const input = [
+      { role: "system", content: "be brief" },
+      { role: "developer", content: "no turns" },
+    ];
+    const res = await s.call(a.key, "/v1/responses", { model: LOCAL_MODEL, instructions: "x", input }, { "idempotency-key": randomUUID() });
+    expect({ status: res.status, code: (res.json.error as { code: string }).code }).toEqual({ status: 400, code: "invalid_request" });
+    const quote = await s.call(a.key, "/v1/chat/quote", { model: LOCAL_MODEL, messages: [{ role: "system", content: "be brief" }] });
+    expect({ status: quote.status, code: (quote.json.error as { code: string }).code }).toEqual({ status: 400, code: "invalid_request" });
+    expect(await s.settledBalance(a.organizationId)).toMatchObject({ reserved_microrub: 0, balance_microrub: 1_000_000 });
+  });
+});
+
 describe("a catalog change", () => {
   it("reaches the text service within a second: billing announces it on the bus", async () => {
     const a = await s.account();

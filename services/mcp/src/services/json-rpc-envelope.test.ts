@@ -10,6 +10,7 @@ describe("the handshake era's JSON-RPC envelope", () => {
     ["a batch with a non-message", [msg(1), 7], undefined],
     ["a batch in 2025-06-18", [msg(1), msg(2)], "2025-06-18"],
     ["a batch in 2025-11-25", [msg(1)], "2025-11-25"],
+    ["a batch whose requests repeat an id", [msg(1), { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_models" } }], undefined],
   ])("refuses %s with -32600", (_what, body, version) => {
     expect(checkLegacyEnvelope(body, version)).toMatchObject({ code: -32600 });
   });

@@ -18,6 +18,11 @@ describe("deciding the protocol era", () => {
     expect(decideEra(rpc("tools/list", meta(20260728)), undefined)).toEqual({ era: "modern" });
   });
 
+  it("a legacy _meta under the 2026-07-28 header goes to the stateless era, which refuses the disagreement", () => {
+    expect(decideEra(rpc("tools/list", meta("2025-06-18")), "2026-07-28")).toEqual({ era: "modern" });
+    expect(decideEra(rpc("tools/list", meta("2025-06-18")), "2025-06-18")).toEqual({ era: "legacy" });
+  });
+
   it("a version neither era serves is refused, from the header or from _meta", () => {
     expect(decideEra(rpc("tools/list"), "1900-01-01")).toEqual({ era: "unsupported", requested: "1900-01-01" });
     expect(decideEra(rpc("tools/list", meta("2099-01-01")), undefined)).toEqual({ era: "unsupported", requested: "2099-01-01" });

@@ -34,8 +34,10 @@ function decideMessage(message: unknown, headerVersion: string | undefined): Era
   const version = typeof meta === "object" && meta !== null ? meta[MetaKeys.protocolVersion] : undefined;
   if (typeof version === "string") {
     if (MODERN_PROTOCOL_VERSIONS.includes(version)) return { era: "modern" };
-    // A handshake-era client may carry any _meta; its version decides nothing more.
-    if (LEGACY_PROTOCOL_VERSIONS.includes(version)) return { era: "legacy" };
+    // A handshake-era client may carry any _meta; its version decides nothing more. Under the
+    // 2026-07-28 header, though, it disagrees with that header: the stateless era refuses it (-32020).
+    if (LEGACY_PROTOCOL_VERSIONS.includes(version))
+      return headerVersion !== undefined && MODERN_PROTOCOL_VERSIONS.includes(headerVersion) ? { era: "modern" } : { era: "legacy" };
     return { era: "unsupported", requested: version };
   }
   // Present but not a string: a malformed stateless request, refused there with -32602.

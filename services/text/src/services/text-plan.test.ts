@@ -1,6 +1,6 @@
 import type { CatalogModel } from "@meter/contracts";
 import type { AppError } from "@meter/service-kit";
-import { normalizeMessages, normalizeResponses, planText, type CatalogView } from "./text-plan";
+import { normalizeMessages, normalizeQuote, normalizeResponses, planText, type CatalogView } from "./text-plan";
 
 const tariff = { input_microrub_per_1k_tokens: 1_000, output_microrub_per_1k_tokens: 3_000 };
 const model = (over: Partial<CatalogModel> = {}): CatalogModel => ({
@@ -76,5 +76,10 @@ describe("normalizing", () => {
       1024,
     );
     expect(n).toEqual({ system: "rules\n\ndev", messages: [{ role: "user", text: "q" }], maxTokens: 1024 });
+  });
+
+  it("refuses Responses input or quoted messages that are only instructions, with no turn to answer", () => {
+    expect(() => normalizeResponses({ model: "m", input: [{ role: "developer", content: "dev" }] }, 1024)).toThrow(/input: at least one user or assistant/);
+    expect(() => normalizeQuote({ model: "m", messages: [{ role: "system", content: "s" }] }, 1024)).toThrow(/messages: at least one user or assistant/);
   });
 });

@@ -39,6 +39,7 @@ export function normalizeResponses(body: ResponsesRequest, defaultMaxTokens: num
       else messages.push({ role: item.role, text });
     }
   }
+  if (messages.length === 0) throw TextErrors.noConversation("input");
   return {
     ...(system.length ? { system: system.join("\n\n") } : {}),
     messages,
@@ -48,6 +49,7 @@ export function normalizeResponses(body: ResponsesRequest, defaultMaxTokens: num
 }
 
 export function normalizeQuote(body: ChatQuoteRequest, defaultMaxTokens: number): NormalizedText {
+  if (body.messages.every((m) => m.role === "system")) throw TextErrors.noConversation("messages");
   const system = [
     ...(body.system !== undefined ? [textOf(body.system)] : []),
     ...body.messages.filter((m) => m.role === "system").map((m) => textOf(m.content)),
