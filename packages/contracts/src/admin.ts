@@ -63,7 +63,7 @@ export const AdminListQuery = z.strictObject({ limit: z.coerce.number().int().mi
  * contains it (any case) or whose id it is.
  */
 export const AdminOrganizationsQuery = z.strictObject({
-  q: z.string().trim().max(200).optional(),
+  q: withoutNul(z.string().trim().max(200)).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z.uuid().optional().describe("next_cursor of the previous page"),
 });
@@ -74,7 +74,7 @@ export const KeyListQuery = z.object({ organization_id: z.uuid().optional(), use
 /** The hold report (`GET /admin/v1/holds`). */
 export const HoldListQuery = z.object({
   status: HoldStatus.optional(),
-  source: z.string().optional(),
+  source: withoutNul(z.string()).optional(),
   older_than_s: z.coerce
     .number()
     .int()
