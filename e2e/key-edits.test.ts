@@ -81,6 +81,10 @@ describe("PATCH /admin/v1/keys/{key_id}", () => {
       [{ name: 7 }, 400, "invalid_request"],
       [{ expires_at: "tomorrow" }, 400, "invalid_request"],
       [{ expires_at: new Date(Date.now() - 1000).toISOString() }, 400, "invalid_request"],
+      // Past the year 9999 once its offset applies: PostgreSQL cannot store it (it was a 500).
+      [{ expires_at: "9999-12-31T23:59:59-23:59" }, 400, "invalid_request"],
+      // PostgreSQL text holds no NUL character (it was a 500).
+      [{ name: "a\u0000b" }, 400, "invalid_request"],
       [{ budget_alert_percents: [0] }, 400, "invalid_request"],
       [{ budget_alert_percents: [101] }, 400, "invalid_request"],
       [{ budget_alert_percents: [50, 50] }, 400, "invalid_request"],

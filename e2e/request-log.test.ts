@@ -144,7 +144,8 @@ describe("the request log", () => {
   });
 
   it("refuses a bad cursor, limit, status or range with a code", async () => {
-    for (const q of ["?limit=0", "?limit=101", "?limit=ten", "?cursor=not-a-cursor", "?status=ok", "?from=yesterday"]) {
+    // A NUL character in the model filter was a database error (500).
+    for (const q of ["?limit=0", "?limit=101", "?limit=ten", "?cursor=not-a-cursor", "?status=ok", "?from=yesterday", "?model=a%00b"]) {
       const res = await get(a.key, q);
       expect({ q, status: res.status, code: res.body.error?.code }).toEqual({ q, status: 400, code: "invalid_request" });
     }
@@ -174,6 +175,11 @@ describe("the request log", () => {
         page.data.map((e) => [e.model, String(e.status), String(e.cost_microrub), String(e.usage.input_tokens)]),
       );
     }
+    // A bad range is refused before the download starts (it was a download cut after its header).
+    const range = await fetch(`${sut.url}${base}.csv?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z`, {
+      headers: { authorization: `Bearer ${sut.adminToken}` },
+    });
+    expect({ status: range.status, body: (await range.json()) as unknown }).toMatchObject({ status: 400, body: { error: { code: "invalid_request" } } });
     const unknown = await fetch(`${sut.url}/admin/v1/organizations/00000000-0000-4000-8000-000000000000/requests`, {
       headers: { authorization: `Bearer ${sut.adminToken}` },
     });

@@ -112,7 +112,12 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
         },
         proxyRes: (proxyRes, req, res) => {
           markRequest(req, "proxy.response");
-          if (isInternalRefusal(proxyRes.headers)) answerRefused(proxyRes, req, res, name, logger);
+          if (isInternalRefusal(proxyRes.headers)) return answerRefused(proxyRes, req, res, name, logger);
+          // http-proxy pipes the answer and never hears it broken off: without this, a service that dies
+          // mid-answer (a CSV export's failed page) leaves the client waiting for the rest forever.
+          proxyRes.once("close", () => {
+            if (!proxyRes.complete && !res.writableEnded) res.destroy();
+          });
         },
         error: (err: Error, req, resOrSocket: ServerResponse | Socket) => {
           // An event handler: anything thrown here would be uncaught and take the whole gateway down.

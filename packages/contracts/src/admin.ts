@@ -3,21 +3,22 @@ import { Microrub, PositiveMicrorub } from "./money";
 import { HoldStatus } from "./billing";
 import { InvitationStatus } from "./cabinet";
 import { Scope } from "./scopes";
+import { KeyName, LATEST_TIME, withoutNul } from "./text-field";
 
 /** Bodies of the account cabinet (`/admin/v1`, docs/api.md "Account cabinet"). */
 export const CreateUserRequest = z.strictObject({ email: z.email().max(320) });
-export const CreateOrganizationRequest = z.strictObject({ name: z.string().trim().min(1).max(200) });
+export const CreateOrganizationRequest = z.strictObject({ name: withoutNul(z.string().trim().min(1).max(200)) });
 export const AddMemberRequest = z.strictObject({ user_id: z.uuid() });
 export const CreditRequest = z.strictObject({
   amount_microrub: PositiveMicrorub,
-  reference: z.string().min(1).max(200),
+  reference: withoutNul(z.string().min(1).max(200)),
 });
 export const CreateKeyRequest = z.strictObject({
   user_id: z.uuid(),
   organization_id: z.uuid(),
   scopes: z.array(Scope).min(1),
   daily_budget_microrub: Microrub,
-  name: z.string().min(1).max(200).optional(),
+  name: withoutNul(z.string().min(1).max(200)).optional(),
 });
 export type CreateKeyRequest = z.infer<typeof CreateKeyRequest>;
 
@@ -34,9 +35,13 @@ export const BudgetAlertPercents = z
  */
 export const UpdateKeyRequest = z
   .strictObject({
-    name: z.string().trim().min(1).max(200).optional(),
+    name: KeyName.optional(),
     daily_budget_microrub: Microrub.optional(),
-    expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .refine((v) => Date.parse(v) <= LATEST_TIME, "must be before the year 10000")
+      .nullable()
+      .optional(),
     budget_alert_percents: BudgetAlertPercents.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, "name at least one field to change");
@@ -58,7 +63,7 @@ export const AdminListQuery = z.strictObject({ limit: z.coerce.number().int().mi
  * contains it (any case) or whose id it is.
  */
 export const AdminOrganizationsQuery = z.strictObject({
-  q: z.string().trim().max(200).optional(),
+  q: withoutNul(z.string().trim().max(200)).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   cursor: z.uuid().optional().describe("next_cursor of the previous page"),
 });
@@ -69,7 +74,7 @@ export const KeyListQuery = z.object({ organization_id: z.uuid().optional(), use
 /** The hold report (`GET /admin/v1/holds`). */
 export const HoldListQuery = z.object({
   status: HoldStatus.optional(),
-  source: z.string().optional(),
+  source: withoutNul(z.string()).optional(),
   older_than_s: z.coerce
     .number()
     .int()

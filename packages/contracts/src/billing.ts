@@ -3,6 +3,7 @@ import { Microrub, SignedMicrorub } from "./money";
 import { Operation } from "./scopes";
 import { KeyIdentity } from "./identity";
 import { Catalog } from "./catalog";
+import { withoutNul } from "./text-field";
 import { endpoint } from "./endpoints";
 import { RequestLogFields } from "./request-log";
 
@@ -112,7 +113,7 @@ export type SettleHoldRequest = z.infer<typeof SettleHoldRequest>;
  * that arrives late (after its caller gave up waiting) places nothing.
  */
 export const ReleaseHoldRequest = z.strictObject({
-  reason: z.string().min(1).max(200),
+  reason: withoutNul(z.string().min(1).max(200)),
   /**
    * Closing an allowance: the sum of the estimates of every request its holder placed on it. Billing
    * releases the rest once it has recorded exactly that much of the requests' settlements and releases.

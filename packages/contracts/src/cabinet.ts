@@ -3,6 +3,7 @@ import { endpoint } from "./endpoints";
 import { SessionIdentity } from "./identity";
 import { Microrub } from "./money";
 import { type Operation, Scope } from "./scopes";
+import { KeyName } from "./text-field";
 
 /**
  * The web cabinet (`/cabinet` on the gateway): sign-in of members and the operator, sessions, and what
@@ -69,7 +70,7 @@ export type ChangePasswordRequest = z.infer<typeof ChangePasswordRequest>;
 export const PasswordChanged = z.object({ object: z.literal("password_change"), signed_out: z.number().int() });
 export type PasswordChanged = z.infer<typeof PasswordChanged>;
 export const MemberCreateKeyRequest = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: KeyName,
   scopes: z.array(Scope).min(1),
   daily_budget_microrub: Microrub,
 });

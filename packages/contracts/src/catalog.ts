@@ -161,6 +161,8 @@ export const ModelUpsert = z
     list.forEach((p, i) => {
       const at = path === "providers" ? [path, i] : [path];
       if (p.kind !== "local" && !p.base_url) ctx.addIssue({ code: "custom", path: [...at, "base_url"], message: "required for a remote provider" });
+      // A base_url the URL check refused (e.g. "http://") is already an issue; naming it would throw.
+      else if (p.base_url && !URL.canParse(p.base_url)) return;
       else if (seen.has(providerIdOf(p))) ctx.addIssue({ code: "custom", path: at, message: "the same provider is listed twice" });
       else seen.add(providerIdOf(p));
     });

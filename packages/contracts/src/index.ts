@@ -19,6 +19,7 @@ export * from "./endpoints";
 export * from "./mcp";
 export * from "./webhooks";
 export * from "./request-log";
+export * from "./text-field";
 export { buildOpenApiDocument, type OpenApiDocument } from "./openapi/document";
 export { routePathOf, type ApiOperation, type OperationGroup } from "./openapi/operation";
 export * from "./openapi/operations";

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Microrub } from "./money";
+import { withoutNul } from "./text-field";
 
 /**
  * The request log (docs/api.md "Request log"): one entry per paid request, written by billing-ledger in
@@ -72,7 +73,7 @@ export const RequestLogFilter = z.strictObject({
   from: z.iso.datetime({ offset: true }).optional(),
   /** Exclusive upper bound of `created_at`. */
   to: z.iso.datetime({ offset: true }).optional(),
-  model: z.string().min(1).max(200).optional(),
+  model: withoutNul(z.string().min(1).max(200)).optional(),
   /** An HTTP status (`200`, `502`, `202`) or an outcome (`succeeded`, `failed`). */
   status: z.union([z.literal("succeeded"), z.literal("failed"), z.string().regex(/^[1-5][0-9]{2}$/, "an HTTP status or succeeded/failed")]).optional(),
 });

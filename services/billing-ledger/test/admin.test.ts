@@ -30,6 +30,25 @@ describe("account cabinet", () => {
     expect(float.body.error.code).toBe("invalid_request");
   });
 
+  it("refuses a NUL character in a name or reference with a code (PostgreSQL text cannot hold one: it was a 500)", async () => {
+    const a = await seedAccount(h);
+    const admin = { kind: "admin" } as const;
+    const refused: ["GET" | "POST" | "PATCH", string, Record<string, unknown>][] = [
+      ["POST", "/admin/v1/organizations", { name: "a\u0000b" }],
+      ["POST", `/admin/v1/organizations/${a.organizationId}/credits`, { amount_microrub: 5, reference: "a\u0000b" }],
+      ["POST", "/admin/v1/keys", { user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 5, name: "a\u0000b" }],
+      ["PATCH", `/admin/v1/keys/${a.keyId}`, { name: "a\u0000b" }],
+      ["GET", "/admin/v1/holds?source=%00", {}],
+      ["GET", "/admin/v1/organizations?q=a%00", {}],
+    ];
+    for (const [method, path, body] of refused) {
+      const res = await h.call(method, path, admin, method === "GET" ? undefined : body);
+      expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 400, code: "invalid_request" });
+    }
+    const org = await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`, admin).expect(200);
+    expect(org.body.balance_microrub).toBe(0);
+  });
+
   it("credits are idempotent on their reference", async () => {
     const a = await seedAccount(h);
     const path = `/admin/v1/organizations/${a.organizationId}/credits`;
@@ -126,6 +145,10 @@ describe("stale holds", () => {
     const a = await seedAccount(h, { credit: 100_000 });
     const holdId = randomUUID();
     await holdCalls(h).place(a.keyId, 4_000, holdId);
+    // A NUL character in the reason is refused with a code (it was a 500).
+    expect((await h.call("POST", `/admin/v1/holds/${holdId}/release`, { kind: "admin" }, { reason: "a\u0000b" }).expect(400)).body.error.code).toBe(
+      "invalid_request",
+    );
     const released = await h.call("POST", `/admin/v1/holds/${holdId}/release`, { kind: "admin" }, { reason: "ticket 4521: client crashed" }).expect(200);
     expect(released.body).toMatchObject({ hold_id: holdId, status: "released", amount_microrub: 4_000 });
     // Again: the same answer, nothing moves twice.
@@ -225,6 +248,9 @@ describe("catalog", () => {
       { ...model, provider: undefined, providers: [providers[1], { kind: "anthropic", base_url: "http://127.0.0.1:9/", api_key_env: "INTERNAL_API_KEY" }] },
       { ...model, provider: undefined, providers: [{ kind: "openai-chat" }] },
       { ...model, provider: undefined, providers: [{ ...providers[1], weight: 0 }] },
+      // A base_url that is no URL at all was a 500 (naming the provider threw).
+      { ...model, provider: undefined, providers: [{ kind: "anthropic", base_url: "http://" }] },
+      { ...model, provider: { kind: "anthropic", base_url: "http://" } },
     ];
     for (const body of refused) {
       expect((await h.call("PUT", "/admin/v1/models/meter-routed", { kind: "admin" }, body).expect(400)).body.error.code).toBe("invalid_request");

@@ -51,12 +51,12 @@ export class RequestLogService {
   /** Checks access at once (a refusal is an HTTP error, not a broken download), then yields pages. */
   async exportForMember(identity: SessionIdentity, f: CabinetRequestLogFilter): Promise<RequestLogExport> {
     const { organizationId } = await this.scope.of(identity);
-    return { organizationId, pages: this.pages({ organizationId, keyId: f.key_id }, f) };
+    return { organizationId, pages: this.pages(searchOf({ organizationId, keyId: f.key_id }, f)) };
   }
 
   async exportForOrganization(organizationId: string, f: CabinetRequestLogFilter): Promise<RequestLogExport> {
     await this.accounts.getOrganization(organizationId);
-    return { organizationId, pages: this.pages({ organizationId, keyId: f.key_id }, f) };
+    return { organizationId, pages: this.pages(searchOf({ organizationId, keyId: f.key_id }, f)) };
   }
 
   private async page(owner: RequestLogOwner, q: Omit<RequestLogQuery, "cursor"> & { cursor?: string | undefined }): Promise<RequestLogList> {
@@ -67,8 +67,8 @@ export class RequestLogService {
     return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? encodeCursor(data.at(-1)!) : null };
   }
 
-  private async *pages(owner: RequestLogOwner, f: CabinetRequestLogFilter): AsyncGenerator<RequestLogEntry[]> {
-    const search = searchOf(owner, f);
+  /** `search` is checked by the caller (a bad range is a 400 then, not a download cut after its header). */
+  private async *pages(search: Omit<RequestLogSearch, "limit">): AsyncGenerator<RequestLogEntry[]> {
     let after: RequestLogSearch["after"];
     for (let sent = 0; sent < REQUEST_LOG_CSV_MAX_ROWS;) {
       const rows = await this.store.search({ ...search, after, limit: Math.min(EXPORT_PAGE, REQUEST_LOG_CSV_MAX_ROWS - sent) });
