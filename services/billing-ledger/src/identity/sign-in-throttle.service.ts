@@ -38,8 +38,7 @@ export class SignInThrottle {
     const now = this.clock();
     await this.failures.purgeBefore(new Date(now.getTime() - this.policy.windowMs));
     // Written before the count, so concurrent guesses see each other as fresh failures and wait.
-    const id = await this.failures.record(email, address, now);
-    const before = await this.failures.countBefore(email, address, new Date(now.getTime() - this.policy.windowMs), id);
+    const { id, ...before } = await this.failures.recordAndCountBefore(email, address, new Date(now.getTime() - this.policy.windowMs), now);
     const freeAt = Math.max(this.freeAt(before.pair, this.policy.freePerAccountAddress), this.freeAt(before.address, this.policy.freePerAddress));
     if (freeAt > now.getTime()) {
       // A refused attempt checked nothing, so it is no guess to count; counting it would keep the wait from ever ending.
