@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BillingEndpoints } from "@meter/contracts";
+import { BillingEndpoints, type HoldOpsResponse } from "@meter/contracts";
 import { counterValue, holdCalls, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
@@ -31,6 +31,20 @@ describe("holds", () => {
 
     const usage = await h.call("GET", `/admin/v1/keys/${a.keyId}/usage`).expect(200);
     expect(usage.body).toMatchObject({ spent_microrub: 1_234, reserved_microrub: 0, day: settled.body.budget_day });
+  });
+
+  it("refuses a NUL character in owner_ref or model with a code, reserving nothing (it was a 500)", async () => {
+    const a = await seedAccount(h, { credit: 10_000 });
+    const bad = [
+      { ...placeOp(a.keyId, 3_000), owner_ref: "req-a\u0000b" },
+      { ...placeOp(a.keyId, 3_000), model: "m\u0000" },
+    ];
+    const good = placeOp(a.keyId, 1_000);
+    const res = await h.call("POST", BillingEndpoints.holdOps.path, SERVICE, { ops: [...bad, good] }).expect(200);
+    const results = (res.body as HoldOpsResponse).results;
+    expect(results.map((r) => (r.ok ? "ok" : [r.error.status, r.error.code]))).toEqual([[400, "invalid_request"], [400, "invalid_request"], "ok"]);
+    expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 10_000, reserved_microrub: 1_000 });
+    await ops.release(good.hold_id);
   });
 
   it("is idempotent on the hold id: a replay reserves nothing more", async () => {

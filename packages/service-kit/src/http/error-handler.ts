@@ -19,6 +19,30 @@ const BODY_PARSER_ERRORS: Record<string, ErrorCode> = {
  */
 const NOT_WORTH_RETRYING = new Set<string>(["daily_budget_exceeded"]);
 
+/**
+ * PostgreSQL's refusals of a text value itself: 22021 (a NUL, or bytes that are not UTF-8) and 22P05 (a
+ * character it cannot translate, e.g. `\u0000` in jsonb). The value came from the client: 400, not 500.
+ */
+const UNSTORABLE_TEXT = new Set(["22021", "22P05"]);
+
+/**
+ * The SQLSTATE behind an error: node-postgres puts it on `code`; Prisma's driver adapter wraps it in a
+ * P2039 (model query) or P2010 ($queryRaw) with `meta.driverAdapterError.cause.originalCode`.
+ */
+export function isUnstorableText(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const o = e as { code?: unknown; originalCode?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+    const candidates = [o.code, o.originalCode, o.meta?.driverAdapterError?.cause?.originalCode];
+    if (candidates.some((c) => typeof c === "string" && UNSTORABLE_TEXT.has(c))) return true;
+  }
+  return false;
+}
+
+/** The answer to a value `isUnstorableText` recognised. */
+export function unstorableText(): AppError {
+  return new AppError("invalid_request", "a text value holds a character the API cannot store");
+}
+
 export function sendError(res: Parameters<RequestHandler>[1], requestId: string | undefined, error: AppError): void {
   for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
   // Unless the refusal itself says when to come back (money parked in allowances, docs/api.md).
@@ -51,6 +75,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       } else if (err instanceof URIError) {
         // Express's router could not percent-decode a path parameter (`/v1/jobs/%ff`): the client's bytes.
         appError = new AppError("invalid_request", "the request path is not valid percent-encoded UTF-8");
+      } else if (isUnstorableText(err)) {
+        logger.warn({ err, requestId: req.requestId, path: req.path }, "a text value the database cannot store");
+        appError = unstorableText();
       } else {
         logger.error({ err, requestId: req.requestId, path: req.path }, "unhandled error");
         appError = new AppError("internal_error", "internal error");

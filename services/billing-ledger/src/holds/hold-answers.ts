@@ -1,5 +1,5 @@
 import type { Hold } from "@meter/contracts";
-import type { AppError } from "@meter/service-kit";
+import { type AppError, isUnstorableText, unstorableText } from "@meter/service-kit";
 import { BillingErrors } from "../errors";
 import { HoldBatchNotApplied, type HoldOpResult, type HoldOutcome, type LedgerOp } from "./hold-ops.repository";
 
@@ -36,6 +36,9 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null, retryAfte
 export function answerOf(op: LedgerOp, result: HoldOpResult | Error): Hold | AppError {
   if (result instanceof Error) {
     const transient = result instanceof HoldBatchNotApplied && result.reason !== "error";
+    // A NUL in owner_ref or model: the op's transaction rolled back, so nothing is reserved; the
+    // holder's value is bad input, which no retry fixes.
+    if (result instanceof HoldBatchNotApplied && isUnstorableText(result.cause)) return unstorableText();
     return transient ? BillingErrors.holdsBusy() : BillingErrors.holdOpFailed(op.hold_id, result);
   }
   const refusal = REFUSALS[result.outcome];
