@@ -17,12 +17,8 @@ CREATE OR REPLACE FUNCTION allowance_grant(p_hold_id uuid, p_key_id uuid, p_amou
 LANGUAGE plpgsql AS $$
 DECLARE
   v_hold holds%ROWTYPE;
-  v_key record;
-  v_org record;
-  v_spent bigint;
+  v_room record;
   v_reserve record;
-  v_left_budget bigint;
-  v_left_balance bigint;
   v_granted bigint;
 BEGIN
   SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
@@ -39,27 +35,23 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT k.organization_id, k.daily_budget, k.status, k.reserved INTO v_key FROM api_keys k WHERE k.id = p_key_id;
-  IF NOT FOUND OR v_key.status <> 'active' THEN
+  v_room := hold_room(p_key_id, p_day);
+  IF v_room.o_organization_id IS NULL THEN
     o_outcome := 'invalid_key';
     RETURN;
   END IF;
-  SELECT COALESCE(sum(u.spent), 0) INTO v_spent FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
-  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = v_key.organization_id;
-  v_left_budget := v_key.daily_budget - v_spent - v_key.reserved;
-  v_left_balance := v_org.balance - v_org.reserved;
-  v_granted := LEAST(p_amount, floor(LEAST(v_left_budget, v_left_balance) * p_max_share)::bigint);
+  v_granted := LEAST(p_amount, floor(LEAST(v_room.o_left_budget, v_room.o_left_balance) * p_max_share)::bigint);
   -- Whole requests of the holder's estimate: a remainder too small for one would stay parked in the
   -- allowance while the same request is refused per request.
   IF p_unit > 0 THEN
     v_granted := v_granted - v_granted % p_unit;
   END IF;
   IF v_granted < GREATEST(p_min, 1) THEN
-    o_outcome := CASE WHEN v_left_budget <= v_left_balance THEN 'daily_budget_exceeded' ELSE 'insufficient_balance' END;
+    o_outcome := CASE WHEN v_room.o_left_budget <= v_room.o_left_balance THEN 'daily_budget_exceeded' ELSE 'insufficient_balance' END;
     RETURN;
   END IF;
 
-  v_reserve := hold_reserve(p_hold_id, v_key.organization_id, p_key_id, v_granted, 'allowance', p_operation, NULL,
+  v_reserve := hold_reserve(p_hold_id, v_room.o_organization_id, p_key_id, v_granted, 'allowance', p_operation, NULL,
                             p_source, p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz);
   o_hold := v_reserve.o_hold;
   -- exists: a release of this id committed after the check above; it wins, this grants nothing.

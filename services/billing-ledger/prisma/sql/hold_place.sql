@@ -3,11 +3,8 @@
 -- rules, in one place"). Called by apply_hold_ops (services/billing-ledger/prisma/sql/apply_hold_ops.sql)
 -- for {op: "place"}, with the key's and organization's rows already locked.
 --
--- The daily budget: a key may place a hold while the charges settled on the budget day so far, plus every
--- active hold of the key whenever it was placed, plus the new hold stay within its daily_budget.
--- api_keys.reserved is the sum of the key's active holds; key_daily_usage.spent is the sum of the charges
--- settled on each budget day; holds.budget_day is the day a settled hold's charge was booked on. A hold
--- placed at 23:59 thus still counts after midnight, and its settlement counts on the day it is settled.
+-- The room left on the key's budget day and in the organization's balance is hold_room's; a settlement
+-- counts on the day it is settled (holds.budget_day).
 --
 -- Outcomes: placed | exists | id_reused | foreign | invalid_key | daily_budget_exceeded | insufficient_balance;
 -- o_retry_after on a refusal that money parked in allowances caused (they come back).
@@ -17,9 +14,7 @@ CREATE OR REPLACE FUNCTION hold_place(p_hold_id uuid, p_key_id uuid, p_amount bi
 LANGUAGE plpgsql AS $$
 DECLARE
   v_hold holds%ROWTYPE;
-  v_key record;
-  v_org record;
-  v_spent bigint;
+  v_room record;
   v_reserve record;
 BEGIN
   SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
@@ -37,19 +32,17 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT k.organization_id, k.daily_budget, k.status, k.reserved INTO v_key FROM api_keys k WHERE k.id = p_key_id;
-  IF NOT FOUND OR v_key.status <> 'active' THEN
+  v_room := hold_room(p_key_id, p_day);
+  IF v_room.o_organization_id IS NULL THEN
     o_outcome := 'invalid_key';
     RETURN;
   END IF;
-  SELECT COALESCE(sum(u.spent), 0) INTO v_spent FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day;
-  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = v_key.organization_id;
-  IF v_spent + v_key.reserved + p_amount > v_key.daily_budget THEN
+  IF p_amount > v_room.o_left_budget THEN
     o_outcome := 'daily_budget_exceeded';
-  ELSIF v_org.balance - v_org.reserved < p_amount THEN
+  ELSIF p_amount > v_room.o_left_balance THEN
     o_outcome := 'insufficient_balance';
   ELSE
-    v_reserve := hold_reserve(p_hold_id, v_key.organization_id, p_key_id, p_amount, 'request', p_operation, p_model,
+    v_reserve := hold_reserve(p_hold_id, v_room.o_organization_id, p_key_id, p_amount, 'request', p_operation, p_model,
                               p_source, p_owner_ref, p_now, NULL);
     o_hold := v_reserve.o_hold;
     -- exists: a release of this id committed after the check above; it wins, this places nothing.
@@ -60,12 +53,10 @@ BEGIN
   -- Would it fit with the allowances of the key (budget) and of its organization (balance) returned?
   -- Then money parked in them refused it, and they come back within the holders' idle time: the
   -- caller may try again then.
-  o_retry_after := v_spent + v_key.reserved - COALESCE((
+  o_retry_after := p_amount <= v_room.o_left_budget + COALESCE((
                      SELECT sum(a.amount - a.consumed) FROM holds a
                      WHERE a.kind = 'allowance' AND a.status = 'active' AND a.key_id = p_key_id), 0)
-                     + p_amount <= v_key.daily_budget
-                   AND v_org.balance - v_org.reserved + COALESCE((
+                   AND p_amount <= v_room.o_left_balance + COALESCE((
                      SELECT sum(a.amount - a.consumed) FROM holds a
-                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.organization_id = v_key.organization_id), 0)
-                     >= p_amount;
+                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.organization_id = v_room.o_organization_id), 0);
 END $$;

@@ -17,7 +17,7 @@ export interface KeyUsage {
 }
 
 /**
- * A key's daily budget as a hold sees it (prisma/sql/hold_place.sql): the charges settled since
+ * A key's daily budget as a hold sees it (prisma/sql/hold_room.sql): the charges settled since
  * 00:00 of the budget day in BUDGET_TIMEZONE, plus every hold of the key still active.
  */
 export class KeyUsageService {
