@@ -76,6 +76,27 @@ const body = (model: string, text = "hello") => ({ model, max_tokens: 40, messag
 const idem = () => ({ "idempotency-key": randomUUID() });
 const billingOf = (json: Record<string, unknown>) => json.billing as { estimated_cost_microrub: number; cost_microrub: number };
 
+/** A second text process on the same databases and Redis: another replica behind the gateway. */
+async function secondReplica() {
+  const other = await compose(loadConfig({ ...s.stack.env, ...testKeyEnv("text") }), { logger: createLogger("text-2", "silent") });
+  try {
+    await other.catalog.refresh();
+    return other;
+  } catch (err) {
+    await other.close();
+    throw err;
+  }
+}
+
+/** One request to `replica`, signed as the gateway signs it for `account`'s key. */
+async function callReplica(replica: Awaited<ReturnType<typeof compose>>, account: TestAccount, model: string): Promise<void> {
+  const identity = { kind: "key" as const, key_id: account.keyId, user_id: account.userId, organization_id: account.organizationId, scopes: ["text" as const] };
+  const { headers, payload } = signedCall("gateway", "text", identity, "POST", "/v1/messages", body(model));
+  const res = await request(replica.app).post("/v1/messages").set(headers).set(idem()).send(payload);
+  // 202 only when this machine is too slow for the synchronous window; the work goes on.
+  expect([200, 202]).toContain(res.status);
+}
+
 /** The cost at the public tariff of the fake's answer to `text` (the fake counts ceil(bytes / 4) tokens). */
 function publicCost(json: Record<string, unknown>): number {
   const usage = json.usage as { input_tokens: number; output_tokens: number };
@@ -207,27 +228,14 @@ describe("health", () => {
 
   it("two text processes share one cooldown", async () => {
     const { model, a, b } = await routedModel();
-    const other = await compose(loadConfig({ ...s.stack.env, ...testKeyEnv("text") }), { logger: createLogger("text-2", "silent") });
+    const other = await secondReplica();
     try {
-      await other.catalog.refresh();
       a.configure({ status: 500 });
       const account = await s.account();
       for (let i = 0; i < FAILURES_TO_OPEN; i++) expect((await s.call(account.key, "/v1/messages", body(model), idem())).status).toBe(200);
       expect(a.callCount()).toBe(FAILURES_TO_OPEN);
 
-      const identity = {
-        kind: "key" as const,
-        key_id: account.keyId,
-        user_id: account.userId,
-        organization_id: account.organizationId,
-        scopes: ["text" as const],
-      };
-      for (let i = 0; i < 3; i++) {
-        const { headers, payload } = signedCall("gateway", "text", identity, "POST", "/v1/messages", body(model));
-        const res = await request(other.app).post("/v1/messages").set(headers).set(idem()).send(payload);
-        // 202 only when this machine is too slow for the synchronous window; the work goes on.
-        expect([200, 202]).toContain(res.status);
-      }
+      for (let i = 0; i < 3; i++) await callReplica(other, account, model);
       await eventually(async () => b.callCount() === FAILURES_TO_OPEN + 3, 15_000, "the second process's requests");
       // The second process never asked the provider the first one cooled down.
       expect(a.callCount()).toBe(FAILURES_TO_OPEN);
@@ -242,22 +250,11 @@ describe("load balancing", () => {
     // Within one clock minute (the cap's window).
     if (Date.now() % 60_000 > 45_000) await new Promise((r) => setTimeout(r, 60_500 - (Date.now() % 60_000)));
     const { model, a, b } = await routedModel({ a: { rpm: 3 } });
-    const other = await compose(loadConfig({ ...s.stack.env, ...testKeyEnv("text") }), { logger: createLogger("text-2", "silent") });
+    const other = await secondReplica();
     try {
-      await other.catalog.refresh();
       const account = await s.account();
       for (let i = 0; i < 2; i++) expect((await s.call(account.key, "/v1/messages", body(model), idem())).status).toBe(200);
-      const identity = {
-        kind: "key" as const,
-        key_id: account.keyId,
-        user_id: account.userId,
-        organization_id: account.organizationId,
-        scopes: ["text" as const],
-      };
-      for (let i = 0; i < 3; i++) {
-        const { headers, payload } = signedCall("gateway", "text", identity, "POST", "/v1/messages", body(model));
-        expect([200, 202]).toContain((await request(other.app).post("/v1/messages").set(headers).set(idem()).send(payload)).status);
-      }
+      for (let i = 0; i < 3; i++) await callReplica(other, account, model);
       await eventually(async () => a.callCount() + b.callCount() === 5, 15_000, "every request answered");
       expect(a.callCount()).toBe(3);
       expect(b.callCount()).toBe(2);
