@@ -74,6 +74,30 @@ async function fundedKey(client: Client, balance: number): Promise<{ id: string;
   return { id, key };
 }
 
+/**
+ * A database and a work folder of a describe block's own, made before its tests and removed after them;
+ * `client` is connected to the database.
+ */
+function scratchDatabase(name: string): { url: string; workDir: string; client: Client } {
+  const scratch = {
+    url: withDatabaseName(serviceDatabaseUrl(SERVICE_DIR), `${testDatabaseNamePrefix()}billing_${name}_${randomUUID().slice(0, 8)}`),
+    workDir: "",
+    client: undefined as unknown as Client,
+  };
+  beforeAll(async () => {
+    scratch.workDir = await mkdtemp(path.join(os.tmpdir(), `billing-${name}-`));
+    await ensureDatabase(scratch.url);
+    scratch.client = new Client({ connectionString: scratch.url });
+    await scratch.client.connect();
+  });
+  afterAll(async () => {
+    await scratch.client?.end();
+    await dropDatabase(scratch.url);
+    await rm(scratch.workDir, { recursive: true, force: true });
+  });
+  return scratch;
+}
+
 async function migrationNames(): Promise<string[]> {
   return (await readdir(MIGRATIONS, { withFileTypes: true }))
     .filter((e) => e.isDirectory())
@@ -105,135 +129,114 @@ describe("the money rules in the database are prisma/sql's", () => {
 });
 
 describe("an upgrade from the schema of main at 58b2b91, whose migrations defined apply_hold_ops", () => {
-  const url = withDatabaseName(serviceDatabaseUrl(SERVICE_DIR), `${testDatabaseNamePrefix()}billing_upgrade_${randomUUID().slice(0, 8)}`);
-  let workDir: string;
-  let client: Client;
-  beforeAll(async () => {
-    workDir = await mkdtemp(path.join(os.tmpdir(), "billing-upgrade-"));
-    await ensureDatabase(url);
-    client = new Client({ connectionString: url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-    await dropDatabase(url);
-    await rm(workDir, { recursive: true, force: true });
-  });
+  const scratch = scratchDatabase("upgrade");
 
   it("replaces the monolith by the files, settles a hold it placed, and applies an edited file exactly once", async () => {
     // The image of 58b2b91: its migrations, no prisma/sql step (the function came with the migrations).
-    const previous = path.join(workDir, "previous");
+    const previous = path.join(scratch.workDir, "previous");
     const names = (await migrationNames()).filter((name) => name <= LAST_DEFINING_FUNCTIONS);
     await cp(path.join(MIGRATIONS, "migration_lock.toml"), path.join(previous, "prisma", "migrations", "migration_lock.toml"));
     for (const name of names) await cp(path.join(MIGRATIONS, name), path.join(previous, "prisma", "migrations", name), { recursive: true });
-    await deployMigrations({ serviceDir: previous, databaseUrl: url });
-    const monolith = await functionSource(client, "apply_hold_ops");
+    await deployMigrations({ serviceDir: previous, databaseUrl: scratch.url });
+    const monolith = await functionSource(scratch.client, "apply_hold_ops");
     expect(monolith).toContain("INSERT INTO holds");
-    const org = await fundedKey(client, 100_000);
+    const org = await fundedKey(scratch.client, 100_000);
     const hold = randomUUID();
     const place = { op: "place", hold_id: hold, key_id: org.key, amount_microrub: 5_000, operation: "text", model: "m", source: "text", owner_ref: "r" };
-    expect((await client.query("SELECT outcome FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([place])])).rows).toEqual([
+    expect((await scratch.client.query("SELECT outcome FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([place])])).rows).toEqual([
       { outcome: "placed" },
     ]);
 
     // This image: the same migrations and more, then every file of prisma/sql.
-    const current = path.join(workDir, "current");
+    const current = path.join(scratch.workDir, "current");
     await cp(path.join(SERVICE_DIR, "prisma"), path.join(current, "prisma"), { recursive: true });
-    const deployed = await deployMigrations({ serviceDir: current, databaseUrl: url });
+    const deployed = await deployMigrations({ serviceDir: current, databaseUrl: scratch.url });
     expect(deployed).toEqual({ migrations: (await migrationNames()).filter((name) => name > LAST_DEFINING_FUNCTIONS), sqlFiles: await sqlFileNames() });
-    await expectFunctionsAreTheFiles(url, current);
-    expect(await functionSource(client, "apply_hold_ops")).not.toContain("INSERT INTO holds");
+    await expectFunctionsAreTheFiles(scratch.url, current);
+    expect(await functionSource(scratch.client, "apply_hold_ops")).not.toContain("INSERT INTO holds");
     const settle = { op: "settle", hold_id: hold, amount_microrub: 1_200, source: "text" };
-    expect((await client.query("SELECT outcome, settled FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([settle])])).rows).toEqual([
+    expect((await scratch.client.query("SELECT outcome, settled FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [JSON.stringify([settle])])).rows).toEqual([
       { outcome: "settled", settled: "1200" },
     ]);
-    expect((await client.query("SELECT balance, reserved FROM organizations WHERE id = $1", [org.id])).rows).toEqual([{ balance: "98800", reserved: "0" }]);
+    expect((await scratch.client.query("SELECT balance, reserved FROM organizations WHERE id = $1", [org.id])).rows).toEqual([
+      { balance: "98800", reserved: "0" },
+    ]);
 
     // An edited rule: applied by the next deploy, and by no deploy after it.
     const file = path.join(current, "prisma", "sql", "hold_place.sql");
     await writeFile(file, (await readFile(file, "utf8")).replace("BEGIN\n", "BEGIN\n  -- edited\n"));
-    await expect(deployMigrations({ serviceDir: current, databaseUrl: url })).resolves.toEqual({ migrations: [], sqlFiles: ["hold_place.sql"] });
-    await expect(deployMigrations({ serviceDir: current, databaseUrl: url })).resolves.toEqual({ migrations: [], sqlFiles: [] });
-    expect(await functionSource(client, "hold_place")).toContain("-- edited");
-    await expectFunctionsAreTheFiles(url, current);
+    await expect(deployMigrations({ serviceDir: current, databaseUrl: scratch.url })).resolves.toEqual({ migrations: [], sqlFiles: ["hold_place.sql"] });
+    await expect(deployMigrations({ serviceDir: current, databaseUrl: scratch.url })).resolves.toEqual({ migrations: [], sqlFiles: [] });
+    expect(await functionSource(scratch.client, "hold_place")).toContain("-- edited");
+    await expectFunctionsAreTheFiles(scratch.url, current);
   });
 });
 
 describe("the migration to owned holds and budgets across midnight", () => {
-  const url = withDatabaseName(serviceDatabaseUrl(SERVICE_DIR), `${testDatabaseNamePrefix()}billing_carry_${randomUUID().slice(0, 8)}`);
-  let workDir: string;
-  let client: Client;
-  beforeAll(async () => {
-    workDir = await mkdtemp(path.join(os.tmpdir(), "billing-migrations-"));
-    await ensureDatabase(url);
-    client = new Client({ connectionString: url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client.end();
-    await dropDatabase(url);
-    await rm(workDir, { recursive: true, force: true });
-  });
+  const scratch = scratchDatabase("carry");
 
   it("carries reservations, daily spending and the books over", async () => {
     const names = await migrationNames();
     const target = names.findIndex((n) => n.endsWith("_owned_holds_and_budget_across_midnight"));
     expect(target).toBeGreaterThan(0);
     // The migrations before it, on their own: the schema as it was.
-    const serviceDir = path.join(workDir, "billing-ledger");
+    const serviceDir = path.join(scratch.workDir, "billing-ledger");
     await cp(path.join(MIGRATIONS, "migration_lock.toml"), path.join(serviceDir, "prisma", "migrations", "migration_lock.toml"));
     for (const name of names.slice(0, target)) await cp(path.join(MIGRATIONS, name), path.join(serviceDir, "prisma", "migrations", name), { recursive: true });
-    await deployMigrations({ serviceDir, databaseUrl: url });
+    await deployMigrations({ serviceDir, databaseUrl: scratch.url });
 
     const [user, org, key] = [randomUUID(), randomUUID(), randomUUID()];
-    await client.query("INSERT INTO users (id, email) VALUES ($1, 'legacy@example.test')", [user]);
-    await client.query("INSERT INTO organizations (id, name) VALUES ($1, 'legacy')", [org]);
-    await client.query(
+    await scratch.client.query("INSERT INTO users (id, email) VALUES ($1, 'legacy@example.test')", [user]);
+    await scratch.client.query("INSERT INTO organizations (id, name) VALUES ($1, 'legacy')", [org]);
+    await scratch.client.query(
       "INSERT INTO api_keys (id, user_id, organization_id, prefix, key_hash, scopes, daily_budget) VALUES ($1, $2, $3, 'p', 'h', '{}', 100000)",
       [key, user, org],
     );
-    const credit = await client.query<{ id: string }>(
+    const credit = await scratch.client.query<{ id: string }>(
       "INSERT INTO ledger_entries (organization_id, kind, amount, balance_after, reserved_after, reference) VALUES ($1, 'credit', 50000, 50000, 0, 'c') RETURNING id",
       [org],
     );
-    await client.query("INSERT INTO credits (id, organization_id, reference, amount, ledger_entry_id) VALUES ($1, $2, 'c', 50000, $3)", [
+    await scratch.client.query("INSERT INTO credits (id, organization_id, reference, amount, ledger_entry_id) VALUES ($1, $2, 'c', 50000, $3)", [
       randomUUID(),
       org,
       credit.rows[0]!.id,
     ]);
-    await client.query("UPDATE organizations SET balance = 50000 WHERE id = $1", [org]);
+    await scratch.client.query("UPDATE organizations SET balance = 50000 WHERE id = $1", [org]);
     // Legacy traffic through the legacy function: two holds still active, one settled, one released.
     const [active1, active2, settled, released] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const place = (id: string, amount: number) => ({ op: "place", hold_id: id, key_id: key, amount, operation: "text", model: "m", source: "text" });
-    await client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC')", [
+    await scratch.client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC')", [
       JSON.stringify([place(active1, 1_000), place(active2, 2_000), place(settled, 3_000), place(released, 4_000)]),
     ]);
-    await client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC')", [
+    await scratch.client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC')", [
       JSON.stringify([
         { op: "settle", hold_id: settled, amount: 2_500 },
         { op: "release", hold_id: released, reason: "legacy" },
       ]),
     ]);
     // One of the active holds was placed on an earlier budget day (its usage row moves with it).
-    await client.query("UPDATE holds SET budget_day = budget_day - 1, created_at = created_at - interval '1 day' WHERE id = $1", [active2]);
-    await client.query("UPDATE key_daily_usage SET reserved = reserved - 2000 WHERE key_id = $1", [key]);
-    await client.query("INSERT INTO key_daily_usage (key_id, day, spent, reserved) SELECT $1, budget_day, 0, 2000 FROM holds WHERE id = $2", [key, active2]);
+    await scratch.client.query("UPDATE holds SET budget_day = budget_day - 1, created_at = created_at - interval '1 day' WHERE id = $1", [active2]);
+    await scratch.client.query("UPDATE key_daily_usage SET reserved = reserved - 2000 WHERE key_id = $1", [key]);
+    await scratch.client.query("INSERT INTO key_daily_usage (key_id, day, spent, reserved) SELECT $1, budget_day, 0, 2000 FROM holds WHERE id = $2", [
+      key,
+      active2,
+    ]);
 
     await cp(path.join(MIGRATIONS, names[target]!), path.join(serviceDir, "prisma", "migrations", names[target]!), { recursive: true });
-    expect((await deployMigrations({ serviceDir, databaseUrl: url })).migrations).toEqual([names[target]]);
+    expect((await deployMigrations({ serviceDir, databaseUrl: scratch.url })).migrations).toEqual([names[target]]);
 
-    expect((await client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "3000" }]);
-    const usage = await client.query("SELECT to_char(day, 'YYYY-MM-DD') AS day, spent FROM key_daily_usage WHERE key_id = $1 AND spent > 0", [key]);
-    const settledHold = await client.query("SELECT to_char(budget_day, 'YYYY-MM-DD') AS day FROM holds WHERE id = $1", [settled]);
+    expect((await scratch.client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "3000" }]);
+    const usage = await scratch.client.query("SELECT to_char(day, 'YYYY-MM-DD') AS day, spent FROM key_daily_usage WHERE key_id = $1 AND spent > 0", [key]);
+    const settledHold = await scratch.client.query("SELECT to_char(budget_day, 'YYYY-MM-DD') AS day FROM holds WHERE id = $1", [settled]);
     expect(usage.rows).toEqual([{ day: settledHold.rows[0]!.day, spent: "2500" }]);
-    expect((await client.query("SELECT count(*)::int AS n FROM holds WHERE budget_day IS NOT NULL AND status <> 'settled'")).rows).toEqual([{ n: 0 }]);
+    expect((await scratch.client.query("SELECT count(*)::int AS n FROM holds WHERE budget_day IS NOT NULL AND status <> 'settled'")).rows).toEqual([{ n: 0 }]);
 
     // The books check and the functions of today, on the same rows carried through every later migration.
     for (const name of names.slice(target + 1)) await cp(path.join(MIGRATIONS, name), path.join(serviceDir, "prisma", "migrations", name), { recursive: true });
     await cp(path.join(SERVICE_DIR, "prisma", "sql"), path.join(serviceDir, "prisma", "sql"), { recursive: true });
-    expect(await deployMigrations({ serviceDir, databaseUrl: url })).toEqual({ migrations: names.slice(target + 1), sqlFiles: await sqlFileNames() });
+    expect(await deployMigrations({ serviceDir, databaseUrl: scratch.url })).toEqual({ migrations: names.slice(target + 1), sqlFiles: await sqlFileNames() });
 
-    const database = createDatabase(url, 2);
+    const database = createDatabase(scratch.url, 2);
     try {
       const report = await new BooksCheckService(new BooksRepository(database.prisma)).run();
       expect(report.discrepancies).toEqual([]);
@@ -241,10 +244,10 @@ describe("the migration to owned holds and budgets across midnight", () => {
       expect(report.active_holds_without_owner).toBe(2);
       expect(formatBooksReport(report, "carried over")).toContain("OK: the books balance");
       // Today's function resolves a legacy hold: the key's reservation falls, today's spending rises.
-      await client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [
+      await scratch.client.query("SELECT * FROM apply_hold_ops($1::jsonb, 'UTC', 1000, 0.25)", [
         JSON.stringify([{ op: "settle", hold_id: active2, amount_microrub: 1_500 }]),
       ]);
-      expect((await client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "1000" }]);
+      expect((await scratch.client.query("SELECT reserved FROM api_keys WHERE id = $1", [key])).rows).toEqual([{ reserved: "1000" }]);
       expect((await new BooksCheckService(new BooksRepository(database.prisma)).run()).discrepancies).toEqual([]);
     } finally {
       await database.close();
