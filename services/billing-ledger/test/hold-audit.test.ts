@@ -33,6 +33,24 @@ async function startOwner(verdictOf: (hold: HoldAuditRequest["holds"][number]) =
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls, close: () => closeServer(server) };
 }
 
+/** One audit pass against a text owner that answers with `verdictOf`; what the owner was asked, call by call. */
+async function auditOnce(verdictOf: Parameters<typeof startOwner>[0]): Promise<HoldAuditRequest["holds"][]> {
+  const owner = await startOwner(verdictOf);
+  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
+  const metrics = new Metrics("billing-ledger");
+  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
+    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
+    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
+  });
+  try {
+    await audit.run();
+    return owner.calls;
+  } finally {
+    await owners.close();
+    await owner.close();
+  }
+}
+
 function closeServer(server: Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
@@ -163,25 +181,13 @@ it("asks about an allowance like any hold: one its holder has no record of gives
   await h.services.holds.apply([{ op: "release", hold_id: closing, reason: "idle", used_microrub: 10_000, source: "text" }]);
   await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id IN (${open}::uuid, ${lost}::uuid, ${closing}::uuid)`;
 
-  const owner = await startOwner(({ hold_id }) => {
+  const calls = await auditOnce(({ hold_id }) => {
     if (hold_id === open) return { hold_id, status: "pending" };
     if (hold_id === lost) return { hold_id, status: "absent" };
     if (hold_id === closing) return { hold_id, status: "absent" };
     return undefined;
   });
-  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
-  const metrics = new Metrics("billing-ledger");
-  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
-    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
-    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
-  });
-  try {
-    await audit.run();
-    expect(owner.calls.flat()).toContainEqual({ hold_id: lost, owner_ref: `al-${lost}`, placed_at: expect.any(String) });
-  } finally {
-    await owners.close();
-    await owner.close();
-  }
+  expect(calls.flat()).toContainEqual({ hold_id: lost, owner_ref: `al-${lost}`, placed_at: expect.any(String) });
   expect(await h.services.holdReads.find(open)).toMatchObject({ status: "active" });
   expect(await h.services.holdReads.find(lost)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
   // A close waiting for its requests is not ended by the audit: the request's command (or the expiry) ends it.
@@ -207,21 +213,9 @@ it("an allowance its holder closed but billing still has active (billing restore
     { op: "grant", hold_id: id, key_id: a.keyId, amount_microrub: 100_000, min_microrub: 1_000, operation: "text", source: "text", owner_ref: id },
   ]);
   await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id = ${id}::uuid`;
-  const owner = await startOwner(({ hold_id }) =>
+  await auditOnce(({ hold_id }) =>
     hold_id === id ? { hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: 10_000 } : undefined,
   );
-  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
-  const metrics = new Metrics("billing-ledger");
-  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
-    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
-    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
-  });
-  try {
-    await audit.run();
-  } finally {
-    await owners.close();
-    await owner.close();
-  }
   // Closed on the holder's word: it waits for the one request placed on it, whose command (or repair) releases the rest.
   expect(await h.services.holdReads.find(id)).toMatchObject({ status: "active", consumed_microrub: 0 });
   const request = randomUUID();
@@ -248,23 +242,11 @@ it("an allowance its holder lost in a restore gives back what it still reserves;
   // Granted after the holder's backup: no record of it is left. Open at the backup: it closed it with what it knew then.
   const [forgotten, older] = [await grant(), await grant()];
   await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '10 minutes' WHERE id IN (${forgotten}::uuid, ${older}::uuid)`;
-  const owner = await startOwner(({ hold_id }) => {
+  await auditOnce(({ hold_id }) => {
     if (hold_id === forgotten) return { hold_id, status: "unknown" };
     if (hold_id === older) return { hold_id, status: "release", reason: "allowance closed by its holder", used_microrub: 0 };
     return undefined;
   });
-  const owners: HoldOwners = createHoldOwners(testAuth("billing-ledger"), { text: owner.url }, 2_000);
-  const metrics = new Metrics("billing-ledger");
-  const audit = new HoldAuditService(h.services.holdReads, h.services.holds, owners, { afterMs: 5 * 60_000 }, createLogger("audit-test", "silent"), {
-    verdicts: metrics.counter("billing_hold_audit_verdicts_total", "verdicts", ["source", "verdict"]),
-    unreachable: metrics.counter("billing_hold_audit_unreachable_total", "unreachable", ["source"]),
-  });
-  try {
-    await audit.run();
-  } finally {
-    await owners.close();
-    await owner.close();
-  }
   for (const id of [forgotten, older]) expect(await h.services.holdReads.find(id)).toMatchObject({ status: "released", consumed_microrub: 10_000 });
   expect(await h.call("GET", `/admin/v1/organizations/${a.organizationId}/balance`).expect(200)).toMatchObject({
     body: { balance_microrub: 988_000, reserved_microrub: 0 },
