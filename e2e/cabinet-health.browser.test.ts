@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { CHROMIUM_HEADLESS_ARGS, ensureChromium } from "@meter/local-infra";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { publishByHand, startSystemUnderTest, type SystemUnderTest, waitFor } from "@meter/testing";
+import { chromiumReady, launchBrowser } from "./support/browser";
 
 /**
  * The operator's System health page in Chromium on a phone's width, through the real gateway and
@@ -20,9 +20,9 @@ let operator: BrowserContext;
 let page: Page;
 
 beforeAll(async () => {
-  const [chromiumInfo, system] = await Promise.all([ensureChromium({ log: (line) => console.log(`[chromium] ${line}`) }), startSystemUnderTest()]);
+  const [chromiumInfo, system] = await Promise.all([chromiumReady(), startSystemUnderTest()]);
   sut = system;
-  browser = await chromium.launch({ executablePath: chromiumInfo.executable, headless: true, args: CHROMIUM_HEADLESS_ARGS.filter((a) => a !== "--headless") });
+  browser = await launchBrowser(chromiumInfo);
   operator = await browser.newContext({ viewport: PHONE, timezoneId: "UTC", locale: "en-US", baseURL: sut.url });
 }, 240_000);
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { CHROMIUM_HEADLESS_ARGS, ensureChromium } from "@meter/local-infra";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount, waitFor } from "@meter/testing";
+import { chromiumReady, launchBrowser } from "./support/browser";
 
 /**
  * The cabinet on a phone's width and at an operator's scale, in Chromium through the real gateway and
@@ -26,7 +26,7 @@ const assetEncodings: string[] = [];
 
 beforeAll(async () => {
   const [chromiumInfo, system] = await Promise.all([
-    ensureChromium({ log: (line) => console.log(`[chromium] ${line}`) }),
+    chromiumReady(),
     startSystemUnderTest({
       only: ["billing-ledger", "text", "files", "media-jobs", "gateway"],
       env: { ALLOWANCES: "off", MEDIA_ENABLED: "true", COMPLETE_WAIT_MS: "20000" },
@@ -41,7 +41,7 @@ beforeAll(async () => {
   // Three charged requests beside the credit: a ledger with more than one status.
   for (let i = 0; i < 3; i++) await textRequest(64);
 
-  browser = await chromium.launch({ executablePath: chromiumInfo.executable, headless: true, args: CHROMIUM_HEADLESS_ARGS.filter((a) => a !== "--headless") });
+  browser = await launchBrowser(chromiumInfo);
   const options = { viewport: PHONE, timezoneId: "UTC", locale: "en-US", baseURL: sut.url };
   operator = await browser.newContext(options);
   member = await browser.newContext(options);

@@ -3,9 +3,9 @@ import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
-import { CHROMIUM_HEADLESS_ARGS, ensureChromium } from "@meter/local-infra";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { FAKE_MODEL, LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount, waitFor } from "@meter/testing";
+import { chromiumReady, launchBrowser } from "./support/browser";
 
 /**
  * The cabinet's pages the big browser test does not walk, in Chromium through the real gateway and
@@ -33,7 +33,7 @@ let receiver: Server;
 
 beforeAll(async () => {
   const [chromiumInfo, system] = await Promise.all([
-    ensureChromium({ log: (line) => console.log(`[chromium] ${line}`) }),
+    chromiumReady(),
     startSystemUnderTest({
       only: ["billing-ledger", "text", "gateway"],
       env: { ALLOWANCES: "off", WEBHOOK_ALLOW_PRIVATE_ADDRESSES: "true", WEBHOOK_POLL_INTERVAL_MS: "100" },
@@ -59,7 +59,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
 
-  browser = await chromium.launch({ executablePath: chromiumInfo.executable, headless: true, args: CHROMIUM_HEADLESS_ARGS.filter((a) => a !== "--headless") });
+  browser = await launchBrowser(chromiumInfo);
   const options = { viewport: { width: 1280, height: 860 }, timezoneId: "UTC", locale: "en-US", baseURL: sut.url };
   member = await browser.newContext(options);
   operator = await browser.newContext(options);

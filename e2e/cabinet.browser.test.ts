@@ -3,9 +3,9 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
-import { CHROMIUM_HEADLESS_ARGS, ensureChromium } from "@meter/local-infra";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { LOCAL_MODEL, signedCall, startSystemUnderTest, type SystemUnderTest, waitFor } from "@meter/testing";
+import { chromiumReady, launchBrowser } from "./support/browser";
 
 /**
  * The web cabinet in a real browser (Debian's Chromium, driven by playwright-core) through the real
@@ -37,7 +37,7 @@ const policyViolations: string[] = [];
 
 beforeAll(async () => {
   const [chromiumInfo, system] = await Promise.all([
-    ensureChromium({ log: (line) => console.log(`[chromium] ${line}`) }),
+    chromiumReady(),
     // Per-request holds: the ledger page is counted right after the requests, while an allowance would
     // still show as one reserved line until it is returned (docs/cabinet/README.md).
     startSystemUnderTest({
@@ -48,12 +48,7 @@ beforeAll(async () => {
   sut = system;
   const seed = JSON.parse(readFileSync(path.join(root, "infra", "catalog", "models.json"), "utf8")) as Record<string, unknown>;
   for (const id of [TEXT_ANALYSIS, "meter-local-image-edit"]) await sut.admin("PUT", `/admin/v1/models/${id}`, seed[id]);
-  browser = await chromium.launch({
-    executablePath: chromiumInfo.executable,
-    headless: true,
-    // playwright passes its own headless switch.
-    args: CHROMIUM_HEADLESS_ARGS.filter((a) => a !== "--headless"),
-  });
+  browser = await launchBrowser(chromiumInfo);
   const contextOptions = { viewport: { width: 1280, height: 860 }, timezoneId: USER_ZONE, locale: "en-US", baseURL: sut.url };
   operator = await browser.newContext(contextOptions);
   member = await browser.newContext(contextOptions);
