@@ -16,22 +16,15 @@ CREATE OR REPLACE FUNCTION allowance_grant(p_hold_id uuid, p_key_id uuid, p_amou
                                            OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_hold holds%ROWTYPE;
+  v_existing record;
   v_room record;
   v_reserve record;
   v_granted bigint;
 BEGIN
-  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
-  IF FOUND THEN
-    -- Granting is idempotent on the id (the amount granted may be less than asked: not compared).
-    -- A release's tombstone is returned as it is: the holder gave up on this grant, nothing is granted.
-    o_outcome := CASE
-      -- Another service's tombstone: its release does not speak for this caller's id (docs/api.md).
-      WHEN v_hold.organization_id IS NULL AND v_hold.source <> p_source THEN 'foreign'
-      WHEN v_hold.organization_id IS NOT NULL AND (v_hold.key_id IS DISTINCT FROM p_key_id OR v_hold.kind <> 'allowance') THEN 'id_reused'
-      ELSE 'exists'
-    END;
-    o_hold := v_hold;
+  v_existing := hold_existing(p_hold_id, p_key_id, p_source, 'allowance', NULL);
+  IF v_existing.o_outcome IS NOT NULL THEN
+    o_outcome := v_existing.o_outcome;
+    o_hold := v_existing.o_hold;
     RETURN;
   END IF;
 

@@ -13,22 +13,14 @@ CREATE OR REPLACE FUNCTION hold_place(p_hold_id uuid, p_key_id uuid, p_amount bi
                                       OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_hold holds%ROWTYPE;
+  v_existing record;
   v_room record;
   v_reserve record;
 BEGIN
-  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id;
-  IF FOUND THEN
-    -- A replay must describe the same reservation; a release's tombstone (no organization) is
-    -- returned as it is, so a placement that arrives after its caller gave up places nothing.
-    o_outcome := CASE
-      -- Another service's tombstone: its release does not speak for this caller's id (docs/api.md).
-      WHEN v_hold.organization_id IS NULL AND v_hold.source <> p_source THEN 'foreign'
-      WHEN v_hold.organization_id IS NOT NULL
-        AND (v_hold.key_id IS DISTINCT FROM p_key_id OR v_hold.amount <> p_amount OR v_hold.kind <> 'request') THEN 'id_reused'
-      ELSE 'exists'
-    END;
-    o_hold := v_hold;
+  v_existing := hold_existing(p_hold_id, p_key_id, p_source, 'request', p_amount);
+  IF v_existing.o_outcome IS NOT NULL THEN
+    o_outcome := v_existing.o_outcome;
+    o_hold := v_existing.o_hold;
     RETURN;
   END IF;
 
