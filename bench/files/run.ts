@@ -21,6 +21,7 @@ import { deployMigrations, dropDatabase, ensureDatabase, withDatabaseName } from
 import { repoRoot, startObjectStore, type ObjectStoreHandle } from "@meter/local-infra";
 import { UNSIGNED_PAYLOAD } from "@meter/contracts";
 import { createTestVhost, freePort, signedCall, testAuth, testKeyEnv } from "@meter/testing";
+import { cleanupOnExit } from "../cleanup";
 
 const MiB = 1024 * 1024;
 const SIZES = [10 * MiB, 50 * MiB];
@@ -35,22 +36,18 @@ interface Timed {
 
 async function main(): Promise<void> {
   const root = repoRoot();
-  const stops: (() => Promise<unknown>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error(`cleanup: ${String(e)}`));
-  };
-  process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
+  const cleanup = cleanupOnExit();
   try {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meter-files-bench-"));
-    stops.push(() => rm(dataDir, { recursive: true, force: true }));
+    cleanup.add(() => rm(dataDir, { recursive: true, force: true }));
     const store = await startObjectStore({ port: await freePort(), buckets: [BUCKET], dataDir });
-    stops.push(() => store.stop());
+    cleanup.add(() => store.stop());
     const databaseUrl = withDatabaseName("postgresql://postgres@127.0.0.1:5432/postgres", `meter_files_bench_${randomBytes(4).toString("hex")}`);
     await ensureDatabase(databaseUrl);
-    stops.push(() => dropDatabase(databaseUrl));
+    cleanup.add(() => dropDatabase(databaseUrl));
     await deployMigrations({ serviceDir: path.join(root, "services", "files"), databaseUrl });
     const vhost = await createTestVhost();
-    stops.push(() => vhost.drop());
+    cleanup.add(() => vhost.drop());
 
     const filesPort = await freePort();
     const gatewayPort = await freePort();
@@ -68,7 +65,7 @@ async function main(): Promise<void> {
       ADMIN_TOKEN: "bench-admin-token-0123456789",
     };
     const gateway = await startProcess(path.join(root, "gateway", "src", "main.ts"), { ...env, ...testKeyEnv("gateway") }, gatewayPort);
-    stops.push(() => gateway.stop());
+    cleanup.add(() => gateway.stop());
 
     const rows: string[] = [];
     const memory: string[] = [];
@@ -115,7 +112,7 @@ async function main(): Promise<void> {
     for (const m of memory) console.log(m);
     console.log("");
   } finally {
-    await stopAll();
+    await cleanup.run();
   }
 }
 

@@ -20,6 +20,7 @@ import type { Identity } from "@meter/contracts";
 import { deployMigrations, dropDatabase, ensureDatabase, withDatabaseName } from "@meter/db-tools";
 import { freePort, repoRoot } from "@meter/local-infra";
 import { createTestVhost, signedCall, startServiceProcess, testKeyEnv } from "@meter/testing";
+import { cleanupOnExit } from "../cleanup";
 
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
@@ -36,19 +37,15 @@ interface Scenario {
 
 async function main(): Promise<void> {
   const root = repoRoot();
-  const stops: (() => Promise<unknown>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch((e: unknown) => console.error(`cleanup: ${String(e)}`));
-  };
-  process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
+  const cleanup = cleanupOnExit();
   try {
     const databaseUrl = withDatabaseName("postgresql://postgres@127.0.0.1:5432/postgres", `meter_request_log_bench_${randomBytes(4).toString("hex")}`);
     await ensureDatabase(databaseUrl);
-    stops.push(() => dropDatabase(databaseUrl));
+    cleanup.add(() => dropDatabase(databaseUrl));
     await deployMigrations({ serviceDir: path.join(root, "services", "billing-ledger"), databaseUrl });
     const db = new Client({ connectionString: databaseUrl });
     await db.connect();
-    stops.push(() => db.end());
+    cleanup.add(() => db.end());
 
     const { keys, orgs } = await seedAccounts(db);
     const started = performance.now();
@@ -93,7 +90,7 @@ async function main(): Promise<void> {
     ];
 
     const vhost = await createTestVhost();
-    stops.push(() => vhost.drop());
+    cleanup.add(() => vhost.drop());
     const brokerUrls = await vhost.deployableUrls();
     const port = await freePort();
     const billing = await startServiceProcess(
@@ -108,7 +105,7 @@ async function main(): Promise<void> {
       "billing-ledger listening",
       120_000,
     );
-    stops.push(() => billing.stop());
+    cleanup.add(() => billing.stop());
 
     const call = async (s: Scenario, pathAndQuery: string): Promise<number> => {
       const identity: Identity =
@@ -145,7 +142,7 @@ async function main(): Promise<void> {
     console.log(lines.join("\n"));
     if (!allUnder) process.exitCode = 1;
   } finally {
-    await stopAll();
+    await cleanup.run();
   }
 }
 
