@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Client } from "pg";
-import { FAKE_MODEL, LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount } from "@meter/testing";
+import { FAKE_MODEL, LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccount, queryRows } from "@meter/testing";
 
 /**
  * Allowances (docs/api.md, "Allowances"): the text service holds each request in its own commit,
@@ -50,16 +49,6 @@ async function estimateOf(sut: SystemUnderTest, key: string, payload: unknown): 
   return ((await res.json()) as { estimated_cost_microrub: number }).estimated_cost_microrub;
 }
 
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 async function untilNoActiveHolds(sut: SystemUnderTest, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -81,7 +70,7 @@ async function expectChargedExactly(sut: SystemUnderTest, account: TestAccount, 
 
 /** How many requests billing recorded as placed on an allowance, and how many allowances it granted. */
 async function allowanceUse(sut: SystemUnderTest): Promise<{ allowances: number; spends: number; active: number }> {
-  const [row] = await query<{ allowances: string; spends: string; active: string }>(
+  const [row] = await queryRows<{ allowances: string; spends: string; active: string }>(
     sut.env.BILLING_LEDGER_DATABASE_URL!,
     `SELECT count(*) FILTER (WHERE kind = 'allowance') AS allowances,
             count(*) FILTER (WHERE allowance_id IS NOT NULL) AS spends,
@@ -168,7 +157,7 @@ describe("money parked in an allowance", () => {
     let outstanding = 0;
     for (let i = 0; i < 40 && (i < 8 || outstanding === 0); i++) {
       answers.push(await send(account.key, randomUUID(), small));
-      const [parked] = await query<{ outstanding: string }>(
+      const [parked] = await queryRows<{ outstanding: string }>(
         sut.env.BILLING_LEDGER_DATABASE_URL!,
         "SELECT COALESCE(sum(amount - consumed), 0) AS outstanding FROM holds WHERE kind = 'allowance' AND status = 'active' AND key_id = $1",
         [account.keyId],
@@ -179,7 +168,7 @@ describe("money parked in an allowance", () => {
     // Every answer's settlement applied in billing (each moves its estimate out of the allowance), so
     // what the allowance still parks is what it will park until it is returned.
     for (const deadline = Date.now() + 30_000; ;) {
-      const [row] = await query<{ settled: string; outstanding: string }>(
+      const [row] = await queryRows<{ settled: string; outstanding: string }>(
         sut.env.BILLING_LEDGER_DATABASE_URL!,
         `SELECT count(*) FILTER (WHERE kind = 'request' AND status = 'settled') AS settled,
                 COALESCE(sum(amount - consumed) FILTER (WHERE kind = 'allowance' AND status = 'active'), 0) AS outstanding
@@ -254,7 +243,7 @@ describe("two text processes", () => {
     await untilNoActiveHolds(sut);
     await expectChargedExactly(sut, account, 1_000_000_000, answers);
 
-    const owners = await query<{ owners: string }>(
+    const owners = await queryRows<{ owners: string }>(
       sut.env.TEXT_DATABASE_URL!,
       "SELECT count(DISTINCT owner_id) AS owners FROM allowances WHERE key_id = $1 AND granted > 0",
       [account.keyId],
@@ -321,7 +310,7 @@ describe("kills", () => {
       );
     }
     // Every allowance the dead process held is closed, in its database and in billing's.
-    const open = await query<{ n: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT count(*) AS n FROM allowances WHERE state <> 'closed'");
+    const open = await queryRows<{ n: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT count(*) AS n FROM allowances WHERE state <> 'closed'");
     expect(Number(open[0]!.n)).toBe(0);
     expect((await allowanceUse(sut)).active).toBe(0);
     await sut.assertBooksBalance();

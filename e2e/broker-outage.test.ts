@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Client } from "pg";
-import { LOCAL_MODEL, startBrokerProxy, startSystemUnderTest, type BrokerProxy, type SystemUnderTest } from "@meter/testing";
+import { LOCAL_MODEL, startBrokerProxy, startSystemUnderTest, type BrokerProxy, type SystemUnderTest, queryRows } from "@meter/testing";
 
 /**
  * A broker outage under load (docs/api.md, "Allowances"): the services lose RabbitMQ (a TCP proxy
@@ -38,16 +37,6 @@ afterAll(async () => {
   await sut?.close();
   await proxy?.close();
 });
-
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
 
 it("a broker outage under load refuses nobody with money, and the books are exact afterwards", async () => {
   const payload = { model: LOCAL_MODEL, max_tokens: 64, messages: [{ role: "user", content: "a request while the broker may be down" }] };
@@ -87,7 +76,7 @@ it("a broker outage under load refuses nobody with money, and the books are exac
     cutAt = Date.now();
     proxy.cut();
     while (since(cutAt) < OUTAGE_REQUESTS && Date.now() < cutAt + OUTAGE_MAX_MS) {
-      const [row] = await query<{ reserved: string; parked: string; open: string }>(
+      const [row] = await queryRows<{ reserved: string; parked: string; open: string }>(
         sut.env.BILLING_LEDGER_DATABASE_URL!,
         `SELECT COALESCE(sum(amount - consumed) FILTER (WHERE status = 'active'), 0) AS reserved,
                 COALESCE(sum(amount - consumed) FILTER (WHERE status = 'active' AND kind = 'allowance'), 0) AS parked,
@@ -125,7 +114,7 @@ it("a broker outage under load refuses nobody with money, and the books are exac
 
   const balance = await sut.settledBalance(account.organizationId, 120_000);
   expect(balance).toMatchObject({ balance_microrub: credit - charged, reserved_microrub: 0 });
-  const [text] = await query<{ unfinished: string; unclosed: string }>(
+  const [text] = await queryRows<{ unfinished: string; unclosed: string }>(
     sut.env.TEXT_DATABASE_URL!,
     `SELECT (SELECT count(*) FROM text_requests WHERE state = 'reserving') AS unfinished,
             (SELECT count(*) FROM allowances WHERE state <> 'closed') AS unclosed`,

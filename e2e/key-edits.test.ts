@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Client } from "pg";
-import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest } from "@meter/testing";
+import { LOCAL_MODEL, startSystemUnderTest, type SystemUnderTest, queryRows } from "@meter/testing";
 
 /**
  * Changing a key (docs/api.md, "Changing a key"): a strict PATCH, a lowered budget that holds from the
@@ -23,16 +22,6 @@ async function call(url: string, token: string, method: string, path: string, bo
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, retryAfter: res.headers.get("retry-after") };
-}
-
-async function query<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows as T[];
-  } finally {
-    await client.end();
-  }
 }
 
 async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, ms = 30_000): Promise<T> {
@@ -165,7 +154,9 @@ describe("an expired key", () => {
     await until(
       "the expired key's allowances returned",
       () =>
-        query<{ n: string }>(sut.env.BILLING_LEDGER_DATABASE_URL!, "SELECT count(*) AS n FROM holds WHERE key_id = $1 AND status = 'active'", [account.keyId]),
+        queryRows<{ n: string }>(sut.env.BILLING_LEDGER_DATABASE_URL!, "SELECT count(*) AS n FROM holds WHERE key_id = $1 AND status = 'active'", [
+          account.keyId,
+        ]),
       (rows) => Number(rows[0]!.n) === 0,
       8_000,
     );
@@ -189,7 +180,7 @@ describe("a budget lowered during a burst", () => {
     // every one of them, and they cost more than the new budget leaves (checked below).
     const perClientAfter = 16;
     const roomOf = async () => {
-      const rows = await query<{ id: string; room: string; used: string }>(
+      const rows = await queryRows<{ id: string; room: string; used: string }>(
         sut.env.TEXT_DATABASE_URL!,
         "SELECT id, granted - used AS room, used FROM allowances WHERE key_id = $1 AND state = 'open'",
         [account.keyId],
@@ -248,7 +239,7 @@ describe("a budget lowered during a burst", () => {
       async () =>
         Number(
           (
-            await query<{ n: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT count(*) AS n FROM text_requests WHERE key_id = $1 AND state = 'reserving'", [
+            await queryRows<{ n: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT count(*) AS n FROM text_requests WHERE key_id = $1 AND state = 'reserving'", [
               account.keyId,
             ])
           )[0]!.n,
@@ -265,9 +256,11 @@ describe("a budget lowered during a burst", () => {
     const patched = await patchKey(account.keyId, { daily_budget_microrub: newBudget });
     answerReceived();
     expect(patched.status).toBe(200);
-    const usedAtAnswer = await query<{ id: string; used: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT id, used FROM allowances WHERE id = ANY($1::uuid[])", [
-      open.ids,
-    ]);
+    const usedAtAnswer = await queryRows<{ id: string; used: string }>(
+      sut.env.TEXT_DATABASE_URL!,
+      "SELECT id, used FROM allowances WHERE id = ANY($1::uuid[])",
+      [open.ids],
+    );
     // The test can fail: the allowances open at the change hold room for every request sent after it,
     // and those would cost more than the new budget leaves.
     expect(open.room).toBeGreaterThanOrEqual(64 * perClientAfter * fastEstimate);
@@ -288,7 +281,7 @@ describe("a budget lowered during a burst", () => {
     expect(served(slowAnswers).length).toBe(64);
     expect(sum(served(after))).toBeLessThanOrEqual(newBudget - warmUp - sum(slowAnswers));
     // From the answer on no request was placed on the allowances open at the change: they were called back.
-    const usedAtEnd = await query<{ id: string; used: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT id, used FROM allowances WHERE id = ANY($1::uuid[])", [
+    const usedAtEnd = await queryRows<{ id: string; used: string }>(sut.env.TEXT_DATABASE_URL!, "SELECT id, used FROM allowances WHERE id = ANY($1::uuid[])", [
       open.ids,
     ]);
     const byId = (rows: { id: string; used: string }[]) => Object.fromEntries(rows.map((r) => [r.id, Number(r.used)]));

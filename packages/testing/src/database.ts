@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
+import pg from "pg";
 
 /** PostgreSQL truncates longer identifiers, which would make two test databases collide. */
 const MAX_DATABASE_NAME = 63;
@@ -47,4 +48,15 @@ export async function createTestDatabase(serviceDir: string): Promise<TestDataba
   // one, then drops them all by prefix.
   const keep = process.env.METER_KEEP_TEST_DATABASES === "1";
   return { url, drop: () => (keep ? Promise.resolve() : dropDatabase(url)) };
+}
+
+/** One query on its own connection (a test reading a service's database as an operator would). */
+export async function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows as T[];
+  } finally {
+    await client.end();
+  }
 }
