@@ -1,3 +1,4 @@
+import { queryRows } from "@meter/testing";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness";
 
 let g: GatewayHarness | undefined;
@@ -48,15 +49,23 @@ describe("GET /v1/models from the gateway's copy", () => {
     const displayName = async () => (await list()).data.find((m) => m.id === "meter-cached")?.display_name;
 
     await until(async () => (await displayName()) === "Before", 5_000, "the model listed");
-    // The PUT's own billing.catalog.changed may arrive after the first listing and drop that copy once:
-    // measure from a copy that answered without asking billing.
+    // The PUT's own billing.catalog.changed (and any other change billing had still to publish) may
+    // arrive after the first listing and drop that copy: measure once billing has published every
+    // change, from a copy that answered without asking billing.
     await until(
       async () => {
+        const [row] = await queryRows<{ unpublished: number }>(
+          gw.stack.env.BILLING_LEDGER_DATABASE_URL!,
+          "SELECT count(*)::int AS unpublished FROM outbox_messages WHERE published_at IS NULL AND routing_key = 'billing.catalog.changed'",
+        );
+        if (row!.unpublished > 0) return false;
+        // Published is not yet heard: the gateway's consumer gets it a moment later.
+        await new Promise((r) => setTimeout(r, 250));
         const calls = await billingModelCalls(gw);
         await displayName();
         return (await billingModelCalls(gw)) === calls;
       },
-      5_000,
+      15_000,
       "the copy settled",
     );
     const before = await billingModelCalls(gw);
