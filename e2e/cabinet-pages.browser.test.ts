@@ -109,7 +109,7 @@ async function requestRows(): Promise<string[][]> {
   return rows.evaluateAll((trs) =>
     trs.map((tr) => {
       const cells = tr.querySelectorAll("td");
-      return [cells[2]!.textContent!.split(" · ")[1]!.trim(), cells[3]!.textContent!.trim(), cells[5]!.querySelector("data")!.getAttribute("value")!];
+      return [cells[2]!.textContent!.split(" · ")[1]!.trim(), cells[3]!.textContent!.trim(), cells[6]!.querySelector("data")!.getAttribute("value")!];
     }),
   );
 }
@@ -151,7 +151,7 @@ describe("a member", () => {
     expect(Number(await first.locator("data").getAttribute("value"))).toBeGreaterThan(0);
     expect(await csvRows()).toEqual(expected);
 
-    await page.getByLabel("Status").selectOption({ label: "HTTP 502" });
+    await page.getByLabel("Outcome").selectOption({ label: "HTTP 502" });
     await waitFor(async () => JSON.stringify(await requestRows()) === JSON.stringify([[FAKE_MODEL, "502", "0"]]), "only the failed request");
     expect(await csvRows()).toEqual([[FAKE_MODEL, "502", "0"]]);
     await page.getByTestId("requests").locator("tbody tr.opens").getByRole("button").click();

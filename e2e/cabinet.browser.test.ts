@@ -354,7 +354,7 @@ describe("a member", () => {
     expect(rows.map((r) => r[4])).toEqual(["charged", "charged"]);
     expect(rows.reduce((sum, r) => sum - Number(r[10]), 0)).toBe(state.charged);
 
-    // The same page in Russian asks for the day as Russian writes it.
+    // The same page in Russian (the browser's language) asks for the day as Russian writes it.
     const russian = await browser.newContext({
       viewport: { width: 1280, height: 860 },
       timezoneId: USER_ZONE,
@@ -364,14 +364,14 @@ describe("a member", () => {
     });
     const ru = await russian.newPage();
     await ru.goto("/cabinet/ledger");
-    const ruDay = ru.getByLabel(`Day (${USER_ZONE})`);
+    const ruDay = ru.getByLabel(`День (${USER_ZONE})`);
     expect(await ruDay.getAttribute("placeholder")).toBe("dd.mm.yyyy");
     await ruDay.fill(todayIn("en-US"));
     await ruDay.press("Enter");
     await expectText(ru.locator("#day-error"), "dd.mm.yyyy");
     await ruDay.fill(todayIn("ru-RU"));
     await ruDay.press("Enter");
-    await ru.getByRole("button", { name: "Any day" }).waitFor();
+    await ru.getByRole("button", { name: "Любой день" }).waitFor();
     await waitFor(async () => (await ru.getByTestId("ledger").locator("tbody tr").count()) === 3, "today's lines");
     await russian.close();
   });

@@ -74,6 +74,8 @@ it("reports every service and text replica ready, the queues with their counts, 
     expect(s.ms).toEqual(expect.any(Number));
     expect(s.error).toBeNull();
   }
+  // The local clamd has the project's test signatures alone, and the report says so (files' scanner).
+  expect(report.services.find((s) => s.service === "files")!.checks.scanner).toMatch(/^test signatures only \(ClamAV [\d.]+, no official database\)/);
   // Both replicas, each by its own address.
   expect(new Set(report.services.filter((s) => s.service === "text").map((s) => s.url)).size).toBe(2);
 

@@ -3,22 +3,25 @@ import { FAKE_MODEL, startSystemUnderTest, type SystemUnderTest, type TestAccoun
 /**
  * The request log (docs/api.md "Request log"): every paid request is one entry the calling key reads
  * at `GET /v1/usage/requests` (never another key's), with its model, usage, cost, status and latency;
- * the operator reads an organization's, and its CSV holds exactly the page's rows.
+ * a failed one with its reason; a refusal before anything was reserved with its status, error and
+ * model; the operator reads an organization's, and its CSV holds exactly the page's rows.
  */
 
 interface Entry {
   id: string;
   key: { id: string; name: string | null };
   endpoint: string;
-  model: string;
+  model: string | null;
   status: number;
   outcome: string;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: { input_tokens: number; output_tokens: number } | null;
   estimated_cost_microrub: number;
   cost_microrub: number;
   latency_ms: { total: number; upstream: number | null };
   request_id: string | null;
   idempotency_key: string | null;
+  error: { code: string; message: string } | null;
+  count: number;
 }
 interface Page {
   object: string;
@@ -49,11 +52,11 @@ afterAll(async () => {
   await sut?.close();
 });
 
-async function message(key: string, idempotencyKey: string, content: string) {
+async function message(key: string, idempotencyKey: string, content: string, model = FAKE_MODEL) {
   const res = await fetch(`${sut.url}/v1/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
-    body: JSON.stringify({ model: FAKE_MODEL, max_tokens: 50, messages: [{ role: "user", content }] }),
+    body: JSON.stringify({ model, max_tokens: 50, messages: [{ role: "user", content }] }),
   });
   const body = (await res.json()) as {
     usage: { input_tokens: number; output_tokens: number };
@@ -117,7 +120,16 @@ describe("the request log", () => {
     expect(success.latency_ms.upstream).not.toBeNull();
     expect(success.latency_ms.total).toBeGreaterThanOrEqual(success.latency_ms.upstream!);
 
-    expect(fail).toMatchObject({ status: 502, outcome: "failed", cost_microrub: 0, model: FAKE_MODEL, usage: { input_tokens: 0, output_tokens: 0 } });
+    expect(fail).toMatchObject({
+      status: 502,
+      outcome: "failed",
+      cost_microrub: 0,
+      model: FAKE_MODEL,
+      usage: { input_tokens: 0, output_tokens: 0 },
+      error: { code: "upstream_error" },
+    });
+    expect(fail.error!.message).toMatch(/nothing was charged/);
+    expect(success).toMatchObject({ error: null, count: 1 });
     expect(fail.latency_ms.upstream).toBeNull();
   });
 
@@ -172,7 +184,7 @@ describe("the request log", () => {
       const rows = lines.slice(1).map((l) => Object.fromEntries(l.split(",").map((v, i) => [header[i], v])));
       expect(rows.map((r) => r.id)).toEqual(page.data.map((e) => e.id));
       expect(rows.map((r) => [r.model, r.status, r.cost_microrub, r.input_tokens])).toEqual(
-        page.data.map((e) => [e.model, String(e.status), String(e.cost_microrub), String(e.usage.input_tokens)]),
+        page.data.map((e) => [e.model, String(e.status), String(e.cost_microrub), String(e.usage!.input_tokens)]),
       );
     }
     // A bad range is refused before the download starts (it was a download cut after its header).
@@ -184,5 +196,37 @@ describe("the request log", () => {
       headers: { authorization: `Bearer ${sut.adminToken}` },
     });
     expect(unknown.status).toBe(404);
+  });
+});
+
+describe("refusals in the request log", () => {
+  it("shows a key refused for an unknown model and for its budget, with the reason, and says its next request does not fit", async () => {
+    const k = await sut.account();
+    const ok = await message(k.key, "fits", "hello");
+    expect(ok.status).toBe(200);
+    const estimate = ok.body.billing.estimated_cost_microrub;
+    // Room for one microrub less than the same request's estimate: the next one is refused.
+    await untilEntries(k.key, 1);
+    await sut.admin("PATCH", `/admin/v1/keys/${k.keyId}`, { daily_budget_microrub: ok.body.billing.cost_microrub + estimate - 1 });
+    expect((await message(k.key, "too-dear-1", "hello")).status).toBe(429);
+    expect((await message(k.key, "too-dear-2", "hello")).status).toBe(429);
+    expect((await message(k.key, "unknown", "hello", "no-such-model")).status).toBe(404);
+
+    const page = await untilEntries(k.key, 3);
+    const refused = page.data.filter((e) => e.outcome === "refused");
+    expect(refused).toHaveLength(2);
+    expect(refused.find((e) => e.status === 429)).toMatchObject({
+      model: FAKE_MODEL,
+      count: 2,
+      cost_microrub: 0,
+      usage: null,
+      error: { code: "daily_budget_exceeded" },
+    });
+    expect(refused.find((e) => e.status === 404)).toMatchObject({ model: "no-such-model", count: 1, error: { code: "model_not_found" } });
+    expect((await get(k.key, "?status=refused")).body.data).toHaveLength(2);
+
+    const key = await sut.admin<{ next_request: unknown; activity: { requests_today: number } }>("GET", `/admin/v1/keys/${k.keyId}`);
+    expect(key.next_request).toEqual({ estimated_cost_microrub: estimate, room_microrub: estimate - 1, fits: false });
+    expect(key.activity.requests_today).toBe(4);
   });
 });

@@ -2,16 +2,16 @@
  * `pnpm bench:files`: upload throughput through the signed link, against a direct PUT to the same
  * local object store, and the files service's peak memory for two file sizes.
  *
- * Starts everything it needs and stops it again: s3rver (free port, temporary folder), a PostgreSQL
+ * Starts everything it needs and stops it again: s3rver (any port, temporary folder), a PostgreSQL
  * database with the files migrations, a RabbitMQ vhost, the files API (src/main.ts) and the gateway
  * (gateway/src/main.ts) as child processes, exactly as `npm start` runs them. The file records are
  * created directly on the files service with a signed key identity (no billing needed); the PUTs go
  * (a) straight to the object store, (b) to the files service, (c) through the gateway to it.
  *
- * The files service is restarted for each file size, so its RSS high-water mark (VmHWM in
- * /proc/<pid>/status) belongs to that size alone; the baseline is its RSS after a 1 MiB warm-up upload.
+ * The files service (and the gateway in front of it) is started again for each file size, so its RSS
+ * high-water mark (VmHWM in /proc/<pid>/status) belongs to that size alone; the baseline is its RSS
+ * after a 1 MiB warm-up upload. Each process takes any port and reports it (startServiceProcess).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import http from "node:http";
@@ -20,7 +20,7 @@ import path from "node:path";
 import { deployMigrations, dropDatabase, ensureDatabase, withDatabaseName } from "@meter/db-tools";
 import { repoRoot, startObjectStore, type ObjectStoreHandle } from "@meter/local-infra";
 import { UNSIGNED_PAYLOAD } from "@meter/contracts";
-import { createTestVhost, freePort, signedCall, testAuth, testKeyEnv } from "@meter/testing";
+import { createTestVhost, signedCall, startServiceProcess, testAuth, testKeyEnv } from "@meter/testing";
 import { cleanupOnExit } from "../cleanup";
 
 const MiB = 1024 * 1024;
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   try {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meter-files-bench-"));
     cleanup.add(() => rm(dataDir, { recursive: true, force: true }));
-    const store = await startObjectStore({ port: await freePort(), buckets: [BUCKET], dataDir });
+    const store = await startObjectStore({ port: 0, buckets: [BUCKET], dataDir });
     cleanup.add(() => store.stop());
     const databaseUrl = withDatabaseName("postgresql://postgres@127.0.0.1:5432/postgres", `meter_files_bench_${randomBytes(4).toString("hex")}`);
     await ensureDatabase(databaseUrl);
@@ -49,34 +49,40 @@ async function main(): Promise<void> {
     const vhost = await createTestVhost();
     cleanup.add(() => vhost.drop());
 
-    const filesPort = await freePort();
-    const gatewayPort = await freePort();
     const env = {
       LOG_LEVEL: "warn",
-      FILES_PORT: String(filesPort),
+      FILES_PORT: "0",
       FILES_DATABASE_URL: databaseUrl,
       RABBITMQ_URL: vhost.url,
       OBJECT_STORE_ENDPOINT: store.endpoint,
       OBJECT_STORE_ACCESS_KEY: store.accessKey,
       OBJECT_STORE_SECRET_KEY: store.secretKey,
       FILES_BUCKET: BUCKET,
-      GATEWAY_PORT: String(gatewayPort),
-      FILES_URL: `http://127.0.0.1:${filesPort}`,
+      GATEWAY_PORT: "0",
+      GATEWAY_INTERNAL_PORT: "0",
       ADMIN_TOKEN: "bench-admin-token-0123456789",
     };
-    const gateway = await startProcess(path.join(root, "gateway", "src", "main.ts"), { ...env, ...testKeyEnv("gateway") }, gatewayPort);
-    cleanup.add(() => gateway.stop());
 
     const rows: string[] = [];
     const memory: string[] = [];
     for (const size of SIZES) {
-      const files = await startProcess(path.join(root, "services", "files", "src", "main.ts"), { ...env, ...testKeyEnv("files") }, filesPort);
+      // Each takes any port and reports it; the gateway, started second, is told where files is.
+      const files = await startServiceProcess(path.join(root, "services", "files", "src", "main.ts"), root, { ...env, ...testKeyEnv("files") }, 60_000);
+      const gateway = await startServiceProcess(
+        path.join(root, "gateway", "src", "main.ts"),
+        root,
+        { ...env, ...testKeyEnv("gateway"), FILES_URL: files.url },
+        60_000,
+      ).catch(async (e: unknown) => {
+        await files.stop();
+        throw e;
+      });
       try {
         // Warm up (first queries, lazily loaded code) so that the baseline is the service ready to work.
         const small = randomBytes(MiB);
         const smallDigest = createHash("sha256").update(small).digest("hex");
-        await putThroughLink(`http://127.0.0.1:${filesPort}`, `http://127.0.0.1:${filesPort}`, small, smallDigest, true);
-        await putThroughLink(`http://127.0.0.1:${filesPort}`, `http://127.0.0.1:${gatewayPort}`, small, smallDigest, false);
+        await putThroughLink(files.url, files.url, small, smallDigest, true);
+        await putThroughLink(files.url, gateway.url, small, smallDigest, false);
         const idle = await memoryOf(files.pid);
         const content = randomBytes(size);
         const digest = createHash("sha256").update(content).digest("hex");
@@ -85,8 +91,8 @@ async function main(): Promise<void> {
         const viaGateway: number[] = [];
         for (let i = 0; i < REPEATS; i++) {
           direct.push(await putDirect(store, content));
-          viaFiles.push(await putThroughLink(`http://127.0.0.1:${filesPort}`, `http://127.0.0.1:${filesPort}`, content, digest, true));
-          viaGateway.push(await putThroughLink(`http://127.0.0.1:${filesPort}`, `http://127.0.0.1:${gatewayPort}`, content, digest, false));
+          viaFiles.push(await putThroughLink(files.url, files.url, content, digest, true));
+          viaGateway.push(await putThroughLink(files.url, gateway.url, content, digest, false));
         }
         const peak = await memoryOf(files.pid);
         const mbps = (s: number) => size / 1e6 / s;
@@ -98,6 +104,7 @@ async function main(): Promise<void> {
         );
         memory.push(`| ${size / MiB} MiB | ${idle.rssMiB.toFixed(0)} | ${peak.hwmMiB.toFixed(0)} | ${(peak.hwmMiB - idle.rssMiB).toFixed(0)} |`);
       } finally {
+        await gateway.stop();
         await files.stop();
       }
     }
@@ -169,41 +176,6 @@ async function memoryOf(pid: number): Promise<{ rssMiB: number; hwmMiB: number }
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
   return { rssMiB: kib("VmRSS") / 1024, hwmMiB: kib("VmHWM") / 1024 };
-}
-
-/** A service entry run through tsx like the local system runner does, ready once /readyz or /healthz answers. */
-async function startProcess(entry: string, env: Record<string, string>, port: number): Promise<{ pid: number; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: repoRoot(),
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "inherit", "inherit"],
-  });
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
-  const stop = async () => {
-    process.removeListener("exit", killOnExit);
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once("exit", r));
-    child.kill("SIGTERM");
-    await exited;
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${entry} exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`${entry} did not start`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  if (child.pid === undefined) throw new Error(`${entry} has no pid`);
-  return { pid: child.pid, stop };
 }
 
 function median(values: number[]): number {

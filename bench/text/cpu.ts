@@ -26,6 +26,8 @@ export function snapshot(ctx: Context): Snapshot {
       if (ctx.dbNames.some((n) => p.cmdline.includes(` ${n} `))) add("postgres", p.pid);
     }
     if (p.comm === "beam.smp") add("rabbitmq", p.pid);
+    // The gateway's key limits; like RabbitMQ, the machine's one, so other work on it counts here too.
+    if (p.comm === "redis-server") add("redis", p.pid);
   }
   return { ticks, groups, machine: machineTicks(), at: performance.now() };
 }

@@ -3,7 +3,7 @@
 export type Target = "direct" | "forwarder" | "metered" | "hot";
 export const SERVICES = ["gateway", "text", "billing-ledger"] as const;
 /** Process groups charged with CPU, in print order. */
-export const GROUPS = ["gateway", "text", "billing-ledger", "forwarder", "upstream", "postgres", "rabbitmq", "loadgen"] as const;
+export const GROUPS = ["gateway", "text", "billing-ledger", "forwarder", "upstream", "postgres", "rabbitmq", "redis", "loadgen"] as const;
 export type Group = (typeof GROUPS)[number] | "pg-all";
 
 export interface Latency {

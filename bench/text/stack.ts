@@ -104,7 +104,9 @@ export async function startStack(
     windows: opts.windows,
   };
   if (profileDir) {
-    const pids = Object.fromEntries([...snapshot(ctx).groups].filter(([g]) => !["pg-all", "postgres", "rabbitmq"].includes(g)).map(([g, p]) => [g, p]));
+    const pids = Object.fromEntries(
+      [...snapshot(ctx).groups].filter(([g]) => !["pg-all", "postgres", "rabbitmq", "redis"].includes(g)).map(([g, p]) => [g, p]),
+    );
     writeFileSync(path.join(profileDir, "processes.json"), JSON.stringify(pids, null, 2));
   }
   return ctx;

@@ -14,7 +14,6 @@ import { OPENAPI_PATH, ROUTES, type RouteSpec, type ServiceName, methodsAllowedO
 import { assertAdminToken } from "./auth/admin-token";
 import { presentedKey } from "./auth/credentials";
 import type { KeyVerifier } from "./auth/key-verifier";
-import type { KeyRateLimit } from "./auth/rate-limiter";
 import { bearerChallenge } from "./http/bearer-challenge";
 import { jsonBodyGuard } from "./http/body";
 import type { BodyPace } from "./http/body-pace";
@@ -23,6 +22,7 @@ import { lingeringClose } from "./http/lingering-close";
 import { admission, type AdmissionLimits } from "./overload/admission";
 import type { PublishedModels } from "./catalog/published-models";
 import { serviceProxy } from "./proxy/service-proxy";
+import type { RefusalCapture } from "./refusals/refusal-capture";
 import type { HealthReporter } from "./health/health-report";
 import { adminHealthRoute } from "./health/health.routes";
 
@@ -33,13 +33,12 @@ export interface GatewayDeps {
   auth: InternalAuth;
   adminToken: string;
   keys: KeyVerifier;
-  rateLimiter: KeyRateLimit;
   /** Base URL of each service that exists (or its replicas' URLs); a route to one that does not answers 503. */
   services: Partial<Record<ServiceName, string | readonly string[]>>;
   limits: { text: number; json: number; mcp: number };
   /** How fast a body must arrive: a slower one is 408 `request_timeout`. */
   bodyPace: BodyPace;
-  /** Bounds on requests in flight, per key and per service; over them requests are shed at once. */
+  /** Bounds on requests in flight, per key (and its per-minute rate) and per service; over them requests are shed at once. */
   inFlight: AdmissionLimits;
   mediaEnabled: boolean;
   /** The web cabinet at /cabinet (createCabinet); without it /cabinet is 404. */
@@ -50,6 +49,8 @@ export interface GatewayDeps {
   health: HealthReporter;
   /** `GET /v1/models` from the gateway's copy of the published catalog; without it, forwarded to billing. */
   models?: PublishedModels;
+  /** Keys' refusals, for the request log (docs/api.md "Request log"); without it none is recorded. */
+  refusals?: RefusalCapture;
 }
 
 /** Headers a client must never be able to set on the way in. */
@@ -65,7 +66,16 @@ export function createApp(deps: GatewayDeps): Express {
 export function createPublicApp(deps: GatewayDeps): Express {
   const proxies = new Map<ServiceName, RequestHandler>();
   for (const [name, url] of Object.entries(deps.services) as [ServiceName, string | readonly string[]][]) {
-    proxies.set(name, serviceProxy(name, url, deps.logger, { minBytesPerSecond: deps.bodyPace.uploadMinBytesPerSecond, windowMs: deps.bodyPace.windowMs }));
+    proxies.set(
+      name,
+      serviceProxy(
+        name,
+        url,
+        deps.logger,
+        { minBytesPerSecond: deps.bodyPace.uploadMinBytesPerSecond, windowMs: deps.bodyPace.windowMs },
+        deps.refusals?.answer,
+      ),
+    );
   }
 
   const bodyFor = (spec: RouteSpec): RequestHandler[] => {
@@ -105,8 +115,9 @@ export function createPublicApp(deps: GatewayDeps): Express {
     // Before the admin API's forwarding to billing-ledger, whose `/admin/v1/*rest` would take it.
     app.get(AdminHealthOperations.health.path, ...adminHealthRoute(deps.health, deps.adminToken));
 
-    // A body the gateway reads is read before the request takes its in-flight places: a slow client
-    // holds none while it sends. A streamed one (uploads) takes its place first and must keep a pace.
+    // A body the gateway reads is read before the request takes its in-flight places (and counts in its
+    // key's rate): a slow client holds none while it sends. A streamed one (uploads) takes its place
+    // first and must keep a pace. What the gateway answers itself is admitted like the rest.
     const servedHere = (spec: RouteSpec): RequestHandler[] =>
       deps.models && spec.method === "GET" && spec.path === "/v1/models" ? [deps.models.handler()] : [];
     for (const spec of ROUTES) {
@@ -115,8 +126,8 @@ export function createPublicApp(deps: GatewayDeps): Express {
         spec.path,
         authenticate(spec, deps),
         ...bodyFor(spec),
-        ...servedHere(spec),
         admit(spec.service),
+        ...servedHere(spec),
         checkQuoteScope(spec),
         forward(spec, deps, proxies),
       );
@@ -130,6 +141,7 @@ export function createPublicApp(deps: GatewayDeps): Express {
       res.setHeader("allow", allowed.join(", "));
       next(new AppError("method_not_allowed", `${req.method} is not allowed on ${req.path}`));
     });
+    if (deps.refusals) app.use(deps.refusals.errors());
   });
 }
 
@@ -153,10 +165,6 @@ function authenticate(spec: RouteSpec, deps: GatewayDeps): RequestHandler {
       markRequest(req, "auth.end");
       if (auth.anyOf.length > 0 && !auth.anyOf.some((s) => keyIdentity.scopes.includes(s))) {
         throw new AppError("insufficient_scope", `this API key needs the ${auth.anyOf.map((s) => `"${s}"`).join(" or ")} scope`);
-      }
-      if (deps.rateLimiter.enabled) {
-        const wait = await deps.rateLimiter.take(keyIdentity.key_id);
-        if (wait > 0) throw new AppError("rate_limited", "too many requests for this API key", { headers: { "retry-after": String(wait) } });
       }
       identity = keyIdentity;
     }

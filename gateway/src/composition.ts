@@ -1,17 +1,19 @@
 import type { Express } from "express";
 import { buildCabinet } from "@meter/cabinet-web";
+import { BillingEndpoints } from "@meter/contracts";
 import { BillingClient } from "@meter/service-clients";
 import { createInternalAuth, stepOfStop, InternalClient, Metrics, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createApp } from "./app";
 import { KeyVerifier } from "./auth/key-verifier";
-import { NO_RATE_LIMIT } from "./auth/rate-limiter";
-import { SharedRateLimiter } from "./auth/shared-rate-limiter";
 import { createCabinet } from "./cabinet/cabinet";
 import type { GatewayConfig } from "./config";
 import { startRevocationListener } from "./consumers/key-revoked.consumer";
 import { healthReporter } from "./health/health-report";
 import { createInternalApp } from "./http/internal-port";
+import { RedisKeyLimits } from "./overload/redis-key-limits";
 import { PublishedModels } from "./catalog/published-models";
+import { RefusalCapture } from "./refusals/refusal-capture";
+import { RefusalRecorder } from "./refusals/refusal-recorder";
 
 export interface GatewayComposition {
   /** The public port: /healthz, the API, the admin API and the cabinet. */
@@ -42,6 +44,13 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
   const metrics = new Metrics("gateway");
   const keys = new KeyVerifier(new BillingClient(billingHttp), config.KEY_CACHE_TTL_MS);
   const models = new PublishedModels(billingHttp, config.MODELS_CACHE_TTL_MS);
+  const refusals = new RefusalRecorder({
+    send: async (batch) => void (await billingHttp.send(BillingEndpoints.recordRefusals, { body: { refusals: batch } }, { timeoutMs: 5_000 })),
+    flushMs: config.REFUSAL_LOG_FLUSH_MS,
+    maxGroups: config.REFUSAL_LOG_BUFFER,
+    logger,
+    metrics,
+  }).start();
   // In the background: the gateway serves (on the TTLs alone) while the broker is away.
   const revocations = startRevocationListener({
     url: config.RABBITMQ_URL,
@@ -51,11 +60,18 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     logger,
     metrics,
   });
-  // Redis is connected to only when the limit is on: off (the default), it is not needed at all.
-  const rateLimiter =
-    config.RATE_LIMIT_PER_MINUTE > 0
-      ? await SharedRateLimiter.connect({ url: config.REDIS_URL, perMinute: config.RATE_LIMIT_PER_MINUTE, prefix: config.REDIS_KEY_PREFIX, logger, metrics })
-      : undefined;
+  // Every replica counts each key's requests in flight and per minute in Redis; the gateway serves on
+  // its own counts while Redis is unreachable.
+  const keyLimits = await RedisKeyLimits.connect({
+    url: config.REDIS_URL,
+    caFile: config.REDIS_TLS_CA_FILE,
+    prefix: config.REDIS_KEY_PREFIX,
+    maxInFlight: config.KEY_MAX_IN_FLIGHT,
+    perMinute: config.RATE_LIMIT_PER_MINUTE,
+    leaseMs: config.KEY_IN_FLIGHT_LEASE_MS,
+    logger,
+    metrics,
+  });
   const services = {
     text: config.TEXT_URL,
     "media-jobs": config.MEDIA_JOBS_URL,
@@ -83,7 +99,6 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     auth,
     adminToken: config.ADMIN_TOKEN,
     keys,
-    rateLimiter: rateLimiter ?? NO_RATE_LIMIT,
     services,
     limits: { text: config.TEXT_BODY_LIMIT_BYTES, json: config.JSON_BODY_LIMIT_BYTES, mcp: config.MCP_BODY_LIMIT_BYTES },
     bodyPace: {
@@ -92,12 +107,13 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
       uploadMinBytesPerSecond: config.UPLOAD_MIN_BYTES_PER_SECOND,
       windowMs: config.BODY_RATE_WINDOW_MS,
     },
-    inFlight: { perKey: config.KEY_MAX_IN_FLIGHT, perService: config.SERVICE_MAX_IN_FLIGHT },
+    inFlight: { perKey: keyLimits, perService: config.SERVICE_MAX_IN_FLIGHT },
     mediaEnabled: config.MEDIA_ENABLED,
     cabinet,
     health,
     trustProxy: config.TRUST_PROXY,
     models,
+    refusals: new RefusalCapture(refusals),
   });
   // Ready whenever it runs: a gateway taken out of its load balancer because billing-ledger is down would
   // turn the contract's 503 (with Retry-After, nothing reserved) into the balancer's own error page,
@@ -110,8 +126,9 @@ export async function compose(config: GatewayConfig, overrides: GatewayOverrides
     hearingRevocations: () => revocations.isListening(),
     async close() {
       await stepOfStop("revocations.close()", () => revocations.close());
+      await stepOfStop("refusals.close()", () => refusals.close());
       await stepOfStop("billingHttp.close()", () => billingHttp.close());
-      rateLimiter?.close();
+      keyLimits.close();
     },
   };
 }

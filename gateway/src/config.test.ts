@@ -1,6 +1,7 @@
 import { ConfigError } from "@meter/config";
 import { testKeyEnv } from "@meter/testing";
-import { loadConfig } from "./config";
+import { upstreamKeyEnvRefusal } from "@meter/contracts";
+import { GatewayConfig, loadConfig } from "./config";
 
 const BASE = { ...testKeyEnv("gateway"), ADMIN_TOKEN: "an-admin-token-long-enough" };
 
@@ -27,4 +28,8 @@ describe("TRUST_PROXY", () => {
     expect(() => trustProxy("10.0.0.0/33")).toThrow(/not an address: 10\.0\.0\.0\/33/);
     expect(() => trustProxy("ingress.local")).toThrow(/TRUST_PROXY/);
   });
+});
+
+it("none of the gateway's settings can be read as an upstream key, whatever UPSTREAM_KEY_ENV_PATTERN admits", () => {
+  for (const name of Object.keys(GatewayConfig.shape)) expect([name, upstreamKeyEnvRefusal(name, /^.*$/)]).toEqual([name, expect.any(String)]);
 });

@@ -1,18 +1,20 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+import { GATEWAY_INTERNAL_PORT } from "@meter/contracts";
 import { DEFAULT_BODY_PACE } from "./http/body-pace";
 
 /**
- * Bounds on requests in flight per gateway process: generous, so a few hundred concurrent requests from
- * one key are served, and far below what exhausts the process (sockets, memory for buffered bodies).
+ * Bounds on requests in flight: per key across every replica (counted in Redis), per service in each
+ * process. Generous, so a few hundred concurrent requests from one key are served, and far below what
+ * exhausts a process (sockets, memory for buffered bodies).
  */
 export const DEFAULT_IN_FLIGHT = { perKey: 512, perService: 1024 } as const;
 
 export const GatewayConfig = CommonConfig.extend({
   GATEWAY_PORT: serviceEnv.port("gateway"),
   /** `/readyz` and `/metrics` listen here, never on the public port (which answers only `/healthz`). */
-  GATEWAY_INTERNAL_PORT: env.port(9080),
+  GATEWAY_INTERNAL_PORT: env.port(GATEWAY_INTERNAL_PORT),
   /** The operator's bearer token of /admin/v1: 16 characters locally, 32 random ones in production. */
   ADMIN_TOKEN: env.token(16),
   /**
@@ -50,14 +52,21 @@ export const GatewayConfig = CommonConfig.extend({
   BODY_RATE_WINDOW_MS: env.int(DEFAULT_BODY_PACE.windowMs, { min: 100 }),
   /** The media jobs switch; off (the spec's default), every media endpoint answers 503 media_disabled. */
   MEDIA_ENABLED: env.bool(false),
-  /** Requests per minute per key, across every gateway replica; 0 turns rate limiting off (the default). */
+  /** Requests per key in any minute (a sliding window), across every gateway replica; 0 turns it off (the default). */
   RATE_LIMIT_PER_MINUTE: env.int(0, { min: 0 }),
-  /** Where the replicas count RATE_LIMIT_PER_MINUTE; connected to only when the limit is on. */
+  /**
+   * Where the replicas count each key's requests in flight and per minute: `redis://` or, with TLS,
+   * `rediss://`, with the password (and ACL user) in the URL; a secret in production.
+   */
   REDIS_URL: env.secretUrl("redis://127.0.0.1:6379"),
+  /** The CA certificate (PEM file) that signed Redis's, for `rediss://` to a private CA (else the system's CAs). */
+  REDIS_TLS_CA_FILE: env.optionalString(),
   /** Prefix of the gateway's Redis keys, so installs (or test runs) sharing one Redis never mix counts. */
   REDIS_KEY_PREFIX: env.string("meter:gateway:"),
-  /** Requests of one key in flight at once (per gateway process); over it 429 rate_limited. */
+  /** Requests of one key in flight at once, across every gateway replica; over it 429 rate_limited. */
   KEY_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perKey, { min: 1 }),
+  /** How long a key's in-flight place outlives a gateway that stopped renewing it (one that died). */
+  KEY_IN_FLIGHT_LEASE_MS: env.int(30_000, { min: 1000, max: 600_000 }),
   /** Requests in flight to each service at once (per gateway process); over it 503 service_unavailable. */
   SERVICE_MAX_IN_FLIGHT: env.int(DEFAULT_IN_FLIGHT.perService, { min: 1 }),
   /** The web cabinet's cookies: Secure when the page came over https (`auto`, also behind a proxy saying so), or always, or never. */
@@ -68,6 +77,10 @@ export const GatewayConfig = CommonConfig.extend({
    * ingress), or the proxies' addresses and CIDRs, comma-separated. The client address counts sign-ins.
    */
   TRUST_PROXY: z.preprocess((v) => (v === undefined || v === "" ? "false" : v), z.string().transform(parseTrustProxy)),
+  /** How long keys' refusals wait in memory before they go to billing-ledger's request log, in one batch. */
+  REFUSAL_LOG_FLUSH_MS: env.int(1_000, { min: 50, max: 60_000 }),
+  /** Groups of identical refusals waiting at most (per process); past it new ones are dropped and counted. */
+  REFUSAL_LOG_BUFFER: env.int(10_000, { min: 100 }),
 });
 export type GatewayConfig = z.infer<typeof GatewayConfig>;
 

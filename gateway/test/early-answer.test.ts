@@ -1,5 +1,7 @@
 import { Agent, request as httpRequest } from "node:http";
+import { DEFAULT_LINGER } from "../src/http/lingering-close";
 import { startGateway, type GatewayHarness } from "./support/gateway-harness";
+import { sendWholeThenRead } from "./support/raw-http";
 
 let g: GatewayHarness;
 let key: string;
@@ -122,35 +124,39 @@ describe("an answer before the whole body was read (413 on a declared length ove
 });
 
 describe("the connection an early answer was given on", () => {
-  it("is closed (Connection: close), so a keep-alive client's next request goes on a fresh one and is not cut", async () => {
-    const connection = await new Promise<string | undefined>((resolve) => {
-      const req = httpRequest(`${g.url}/v1/messages`, {
-        method: "POST",
-        agent: keepAlive,
-        headers: { "x-api-key": key, "idempotency-key": "big-then-next", "content-type": "application/json", "content-length": 11 * MiB },
+  it(
+    "is closed (Connection: close), so a keep-alive client's next request goes on a fresh one and is not cut",
+    async () => {
+      const connection = await new Promise<string | undefined>((resolve) => {
+        const req = httpRequest(`${g.url}/v1/messages`, {
+          method: "POST",
+          agent: keepAlive,
+          headers: { "x-api-key": key, "idempotency-key": "big-then-next", "content-type": "application/json", "content-length": 11 * MiB },
+        });
+        req.on("response", (res) => {
+          expect(res.statusCode).toBe(413);
+          resolve(res.headers.connection);
+          res.resume();
+        });
+        req.on("error", () => undefined);
+        req.write(Buffer.alloc(64 * 1024, "x"));
       });
-      req.on("response", (res) => {
-        expect(res.statusCode).toBe(413);
-        resolve(res.headers.connection);
-        res.resume();
+      expect(connection).toBe("close");
+      // Longer than the drain's time bound: a reused connection would have been cut by now.
+      await new Promise((r) => setTimeout(r, DEFAULT_LINGER.maxMs + 500));
+      const next = await new Promise<number | string>((resolve) => {
+        const req = httpRequest(`${g.url}/v1/models`, { agent: keepAlive, headers: { authorization: `Bearer ${key}` } });
+        req.on("response", (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+        req.end();
       });
-      req.on("error", () => undefined);
-      req.write(Buffer.alloc(64 * 1024, "x"));
-    });
-    expect(connection).toBe("close");
-    // Longer than the drain's time bound: a reused connection would have been cut by now.
-    await new Promise((r) => setTimeout(r, 10_500));
-    const next = await new Promise<number | string>((resolve) => {
-      const req = httpRequest(`${g.url}/v1/models`, { agent: keepAlive, headers: { authorization: `Bearer ${key}` } });
-      req.on("response", (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
-      });
-      req.on("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-      req.end();
-    });
-    expect(next).toBe(200);
-  }, 30_000);
+      expect(next).toBe(200);
+    },
+    DEFAULT_LINGER.maxMs + 30_000,
+  );
 });
 
 describe("a chunked body over the limit", () => {
@@ -159,4 +165,36 @@ describe("a chunked body over the limit", () => {
     expect({ status: answer.status, code: answer.code, finished: answer.finished }).toEqual({ status: 413, code: "payload_too_large", finished: false });
     expect(answer.sentBeforeAnswer).toBeLessThan(64 * MiB);
   });
+});
+
+/**
+ * docs/api.md, "Limits and overload": a client that overshoots a body limit by up to the largest body
+ * the API documents (a 50 MiB file) reads its 413, even one that sends its whole body before it reads
+ * (EPIPE, had the gateway cut it short); a client sending far more is cut off within the drain's bounds.
+ */
+describe("a client over the 10 MiB limit by up to the largest documented body (50 MiB)", () => {
+  const headers = () => ({ "content-type": "application/json", "x-api-key": key });
+  const tooLarge = { status: 413, code: "payload_too_large" };
+
+  it("reads its 413, several at once, declared or chunked, each writing all 60 MiB before it reads", async () => {
+    const clients = [
+      ...Array.from({ length: 4 }, () => sendWholeThenRead(g.url, { path: "/v1/messages", headers: headers() }, 60 * MiB)),
+      ...Array.from({ length: 2 }, () => sendWholeThenRead(g.url, { path: "/v1/messages", headers: headers() }, 60 * MiB, { chunked: true })),
+    ];
+    const results = await Promise.all(clients);
+    expect(results.map((r) => r.outcome)).toEqual(Array.from({ length: 6 }, () => tooLarge));
+    expect(results.map((r) => r.sent)).toEqual(Array.from({ length: 6 }, () => 60 * MiB));
+  }, 120_000);
+
+  it("sending 1 GiB, is cut off within the drain's bounds: the gateway does not read it all", async () => {
+    const { outcome, sent, ms } = await sendWholeThenRead(g.url, { path: "/v1/messages", headers: headers() }, 1024 * MiB);
+    expect(outcome).toEqual(expect.stringMatching(/^(ECONNRESET|EPIPE)$/));
+    // What the gateway read past its answer, plus what the two sockets' buffers held when it cut.
+    expect(sent).toBeGreaterThanOrEqual(DEFAULT_LINGER.maxBytes);
+    expect(sent).toBeLessThan(DEFAULT_LINGER.maxBytes + 32 * MiB);
+    expect(ms).toBeLessThan(DEFAULT_LINGER.maxMs + 5_000);
+    // And it serves on.
+    const res = await fetch(`${g.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+  }, 120_000);
 });

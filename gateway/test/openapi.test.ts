@@ -6,7 +6,7 @@ import { createLogger, Metrics, type InternalAuth } from "@meter/service-kit";
 import { mountedRoutes, openApiPathOf, type MountedRoute } from "@meter/testing";
 import { createPublicApp } from "../src/app";
 import type { KeyVerifier } from "../src/auth/key-verifier";
-import { NO_RATE_LIMIT } from "../src/auth/rate-limiter";
+import { LocalKeyLimits } from "../src/overload/key-limits";
 import { createCabinet } from "../src/cabinet/cabinet";
 import { INTERNAL_PATHS } from "../src/http/internal-port";
 import { OPENAPI_PATH, ROUTES } from "../src/routes";
@@ -46,11 +46,10 @@ async function gatewayRoutes(): Promise<MountedRoute[]> {
     auth,
     adminToken: "x".repeat(32),
     keys: {} as KeyVerifier,
-    rateLimiter: NO_RATE_LIMIT,
     services,
     limits: { text: 1024, json: 1024, mcp: 1024 },
     bodyPace: { timeoutMs: 1000, minBytesPerSecond: 1, uploadMinBytesPerSecond: 1, windowMs: 1000 },
-    inFlight: { perKey: 1, perService: 1 },
+    inFlight: { perKey: new LocalKeyLimits({ maxInFlight: 1, perMinute: 0 }), perService: 1 },
     mediaEnabled: true,
     cabinet,
     health: unused,

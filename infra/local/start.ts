@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
+import { GATEWAY_INTERNAL_PORT } from "@meter/contracts";
 import { deployWithLock, ensureClient, ensureServiceRoles, listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "@meter/db-tools";
 import {
   adminClient,
@@ -44,18 +45,18 @@ async function main(): Promise<void> {
     TRUST_PROXY: process.env.TRUST_PROXY ?? "false",
   };
   const ports = Object.fromEntries(SERVICES.map((s) => [s, Number(process.env[`${envPrefix(s)}_PORT`] ?? DEFAULT_PORTS[s])])) as Record<ServiceName, number>;
+  const gatewayInternalPort = Number(process.env.GATEWAY_INTERNAL_PORT ?? GATEWAY_INTERNAL_PORT);
 
-  await assertPortsFree(ports);
+  await assertPortsFree(ports, gatewayInternalPort);
 
   const rabbit = new URL(env.RABBITMQ_URL!);
   const pg = new URL(serviceDatabaseUrl(path.join(repoRoot(), "services", "billing-ledger")));
-  // The gateway counts its rate limit in Redis, so Redis is needed only with the limit on.
-  const rateLimited = Number(process.env.RATE_LIMIT_PER_MINUTE || 0) > 0;
+  // The gateway counts each key's requests in flight and per minute in Redis.
   const redis = new URL(process.env.REDIS_URL || "redis://127.0.0.1:6379");
   await ensurePrerequisites({
     postgres: { host: pg.hostname, port: Number(pg.port || 5432) },
     rabbitmq: { host: rabbit.hostname, port: Number(rabbit.port || 5672) },
-    ...(rateLimited ? { redis: { host: redis.hostname, port: Number(redis.port || 6379) } } : {}),
+    redis: { host: redis.hostname, port: Number(redis.port || 6379) },
     log,
   });
 
@@ -111,6 +112,7 @@ async function main(): Promise<void> {
     internalKeys: secrets.internalKeys,
     brokerUrls,
     ports,
+    gatewayInternalPort,
     autoRestart: true,
     onOutput: (name, line) => console.log(`[${name}] ${line}`),
   });
@@ -170,18 +172,19 @@ async function brokerUsers(adminUrl: string, passwords: LocalSecrets["brokerPass
  * (another checkout's `npm start`, say) would answer in place of ours, and the failure would show up
  * later as a puzzling refusal of our admin token.
  */
-async function assertPortsFree(ports: Record<ServiceName, number>): Promise<void> {
-  for (const [service, port] of Object.entries(ports)) {
-    if (port === 0) continue;
+async function assertPortsFree(ports: Record<ServiceName, number>, gatewayInternalPort: number): Promise<void> {
+  const wanted: [string, number, string][] = [
+    ...Object.entries(ports).map(([service, port]): [string, number, string] => [service, port, `${envPrefix(service as ServiceName)}_PORT`]),
+    ["the gateway's /readyz and /metrics", gatewayInternalPort, "GATEWAY_INTERNAL_PORT"],
+  ];
+  for (const [what, port, setting] of wanted) {
     const free = await new Promise<boolean>((resolve) => {
       const probe = createServer()
         .once("error", () => resolve(false))
         .listen(port, "127.0.0.1", () => probe.close(() => resolve(true)));
     });
     if (!free) {
-      throw new Error(
-        `port ${port} (${service}) is already in use, perhaps by another \`npm start\`: stop that, or choose another port with ${envPrefix(service as ServiceName)}_PORT`,
-      );
+      throw new Error(`port ${port} (${what}) is already in use, perhaps by another \`npm start\`: stop that, or choose another port with ${setting}`);
     }
   }
 }

@@ -39,7 +39,7 @@ async function main(): Promise<number> {
   const pgUrl = serviceDatabaseUrl(path.join(root, "services", "billing-ledger"));
   const pg = new URL(pgUrl);
   const rabbit = new URL(process.env.RABBITMQ_URL ?? "amqp://guest:guest@127.0.0.1:5672");
-  // The gateway's rate-limit tests count in Redis (gateway/test/shared-rate-limit.test.ts).
+  // Every gateway counts its keys' limits in Redis (gateway/test/key-limits.test.ts).
   const redis = new URL(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
   await ensurePrerequisites({
     postgres: { host: pg.hostname, port: Number(pg.port || 5432) },

@@ -57,6 +57,7 @@ export function startRevocationListener(opts: RevocationListenerOptions): Revoca
           bus = await connectBus({
             url: opts.url,
             name: "gateway",
+            topology: "await",
             logger: opts.logger,
             keys: opts.signing,
             ...(opts.metrics ? { registry: opts.metrics.registry } : {}),

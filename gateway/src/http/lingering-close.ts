@@ -10,8 +10,13 @@ export interface LingerBounds {
 }
 
 const MiB = 1024 * 1024;
-/** Enough for a client that overshot a body limit by a few MiB to finish and read its 413. */
-export const DEFAULT_LINGER: LingerBounds = { maxBytes: 16 * MiB, maxMs: 10_000 };
+/**
+ * Enough for a client that overshot a body limit by as much as the largest body the API documents (a
+ * 50 MiB file, MAX_FILE_BYTES) to finish and read its 413: the 10 MiB of the largest JSON limit and
+ * those 50 MiB fit in 64 MiB, which a client sends in well under 30 s. Past either bound the connection
+ * is cut: nobody makes the gateway read a gigabyte it already refused.
+ */
+export const DEFAULT_LINGER: LingerBounds = { maxBytes: 64 * MiB, maxMs: 30_000 };
 
 /**
  * nginx's lingering close, for answers given before the request body was read: a 413 on the declared
@@ -41,21 +46,22 @@ export function lingeringClose(bounds: LingerBounds = DEFAULT_LINGER): RequestHa
 
 function drainRest(req: IncomingMessage, { maxBytes, maxMs }: LingerBounds): void {
   const socket = req.socket;
-  let drained = 0;
+  const start = socket.bytesRead;
   const cut = (): void => {
     socket.destroy();
   };
-  const count = (chunk: Buffer): void => {
-    drained += chunk.length;
-    if (drained > maxBytes) cut();
+  // Read through the request, so the HTTP parser keeps reading the socket (a 'data' listener on the
+  // socket itself would take it from the parser, and a body refused unread would then never flow
+  // again); measured on the socket, framing included.
+  const count = (): void => {
+    if (socket.bytesRead - start > maxBytes) cut();
   };
   const timer = setTimeout(cut, maxMs);
   const done = (): void => {
     clearTimeout(timer);
-    socket.off("data", count);
+    req.off("data", count);
   };
-  // Counted on the socket: the request's own 'data' listeners are Node's to remove when it discards them.
-  socket.on("data", count);
+  req.on("data", count);
   req.once("end", done);
   socket.once("close", done);
   req.resume();

@@ -1,6 +1,6 @@
 /**
- * Counts requests in flight per name (an API key id, a service) and refuses one more past `max`. Per
- * process: N gateway replicas admit up to N times the bound.
+ * Counts requests in flight per name (a service, an API key id) and refuses one more past `max`, in this
+ * process alone: the per-service bound, and the floor under a key's shared bound (redis-key-limits.ts).
  */
 export class InFlightLimit {
   private readonly counts = new Map<string, number>();

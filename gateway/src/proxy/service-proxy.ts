@@ -34,6 +34,9 @@ export interface StreamPace {
   windowMs: number;
 }
 
+/** Sees every answer of a service on its way to the client (the request log's refusals: RefusalCapture). */
+export type AnswerObserver = (proxyRes: IncomingMessage, req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * A failure that proves nothing reached the service: no connection was ever made (deliveryOf: its name
  * did not resolve, no route, nothing listening; a container being restarted drops out of the cluster's
@@ -85,7 +88,13 @@ type AttemptedRequest = IncomingMessage & { [ATTEMPT]?: Attempt };
  * already be reserved or spent: the answer is 202 pending, and the client retries with the same
  * Idempotency-Key. Any other lost answer is a 503 that does not claim to know what happened.
  */
-export function serviceProxy(name: string, targets: string | readonly string[], logger: Logger, streamPace: StreamPace): RequestHandler {
+export function serviceProxy(
+  name: string,
+  targets: string | readonly string[],
+  logger: Logger,
+  streamPace: StreamPace,
+  observe?: AnswerObserver,
+): RequestHandler {
   const endpoints = typeof targets === "string" ? [targets] : [...targets];
   if (endpoints.length === 0) throw new Error(`no URL for the ${name} service`);
   // No cap on sockets here: admission bounds the requests in flight to each service, so none waits for
@@ -113,6 +122,7 @@ export function serviceProxy(name: string, targets: string | readonly string[], 
         proxyRes: (proxyRes, req, res) => {
           markRequest(req, "proxy.response");
           if (isInternalRefusal(proxyRes.headers)) return answerRefused(proxyRes, req, res, name, logger);
+          observe?.(proxyRes, req, res);
           // http-proxy pipes the answer and never hears it broken off: without this, a service that dies
           // mid-answer (a CSV export's failed page) leaves the client waiting for the rest forever.
           proxyRes.once("close", () => {

@@ -50,6 +50,85 @@ export function rawExchange(
   });
 }
 
+export interface WholeBodyOutcome {
+  /** The answer it read, or the error that ended the connection before it could (EPIPE, ECONNRESET). */
+  outcome: { status: number; code: string | undefined } | string;
+  /** Body bytes the connection took before it ended or the body was done. */
+  sent: number;
+  ms: number;
+}
+
+/**
+ * A client that sends its whole body before it reads a byte of the answer, as many do (curl, Python's
+ * requests): `total` bytes, declared (`content-length`) or chunked, written as fast as the connection
+ * takes them; only then is the answer read. Its socket reads nothing meanwhile, so an answer the
+ * server sent is in the kernel's buffer, where a reset of the connection throws it away.
+ */
+export function sendWholeThenRead(
+  url: string,
+  head: { path: string; headers: Record<string, string | number> },
+  total: number,
+  opts: { chunked?: boolean } = {},
+): Promise<WholeBodyOutcome> {
+  const { hostname, port } = new URL(url);
+  const started = Date.now();
+  const piece = Buffer.alloc(256 * 1024, "x");
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    socket.pause();
+    let sent = 0;
+    let failed: string | undefined;
+    const done = (outcome: WholeBodyOutcome["outcome"]) => resolve({ outcome, sent, ms: Date.now() - started });
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      failed ??= err.code ?? err.message;
+    });
+    socket.on("close", () => {
+      if (failed !== undefined) done(failed);
+    });
+    const write = (data: Buffer | string, counts: number): Promise<void> =>
+      new Promise((ok) => {
+        const flushed = socket.write(data, () => {
+          sent += counts;
+          if (flushed) ok();
+        });
+        if (!flushed) socket.once("drain", () => ok());
+      });
+    socket.on("connect", () => {
+      void (async () => {
+        const framing = opts.chunked ? { "transfer-encoding": "chunked" } : { "content-length": total };
+        const lines = [
+          `POST ${head.path} HTTP/1.1`,
+          `host: ${hostname}:${port}`,
+          ...Object.entries({ ...head.headers, ...framing }).map(([k, v]) => `${k}: ${v}`),
+        ];
+        await write(`${lines.join("\r\n")}\r\n\r\n`, 0);
+        for (let left = total; left > 0 && failed === undefined && !socket.destroyed;) {
+          const part = left >= piece.length ? piece : piece.subarray(0, left);
+          left -= part.length;
+          if (opts.chunked) await write(`${part.length.toString(16)}\r\n`, 0);
+          await write(part, part.length);
+          if (opts.chunked) await write("\r\n", 0);
+        }
+        if (opts.chunked && failed === undefined) await write("0\r\n\r\n", 0);
+        if (failed !== undefined || socket.destroyed) return;
+        let received = Buffer.alloc(0);
+        socket.on("data", (chunk: Buffer) => {
+          received = Buffer.concat([received, chunk]);
+          const answer = parseAnswer(received, started);
+          if (answer) {
+            socket.destroy();
+            done(outcomeOf(answer));
+          }
+        });
+        socket.on("end", () => {
+          if (!parseAnswer(received, started)) done(`the connection ended without an answer: ${received.toString("latin1").slice(0, 200)}`);
+        });
+        socket.resume();
+      })();
+    });
+  });
+}
+
 /** Writes `body` as a chunked request body, in `parts` chunks a few milliseconds apart. */
 export async function writeChunked(socket: Socket, body: Buffer, parts = 3): Promise<void> {
   const size = Math.ceil(body.length / parts);

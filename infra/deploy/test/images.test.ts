@@ -1,5 +1,5 @@
 import path from "node:path";
-import { CLAMAV_DIR } from "./support/clamd";
+import { CLAMAV_DIR, clamdConf } from "./support/clamd";
 import { asList, loadCompose } from "./support/compose-file";
 import { componentOfImage, configModuleOf } from "./support/components";
 import { copyParts, parseDockerfile } from "./support/dockerfile";
@@ -103,22 +103,34 @@ describe("infra/clamav (the clamd image)", () => {
     expect(checkClamdImage(brokenDockerfile, brokenConf, await clamdStreamMaxBytes()).join("\n")).toMatch(expected);
   });
 
-  it("has the healthcheck command that compose and Kubernetes call", () => {
+  const installed = (script: string) => {
     const copied = parseDockerfile(dockerfile)
       .filter((i) => i.keyword === "COPY")
       .map((i) => copyParts(i.args))
-      .find((c) => c.sources.includes("clamd-ping.sh"));
-    expect(copied?.dest).toBe("/usr/local/bin/clamd-ping");
-    const command = path.posix.basename(copied!.dest);
-
-    const composeClamd = Object.values(loadCompose().services).find((s) => typeof s.build === "object" && s.build.context === CLAMAV_DIR);
-    expect(asList(composeClamd?.healthcheck?.test)).toEqual(["CMD", command]);
-
-    const pods = renderOverlay("prod")
+      .find((c) => c.sources.includes(script));
+    return copied && path.posix.basename(copied.dest);
+  };
+  const clamdContainer = (overlay: "dev" | "prod") => {
+    const pods = renderOverlay(overlay)
       .filter(isWorkload)
       .flatMap(podContainers)
       .filter((c) => /meter-clamd|\/clamd:/.test(c.image));
     expect(pods).toHaveLength(1);
-    for (const probe of [pods[0]!.startupProbe, pods[0]!.readinessProbe, pods[0]!.livenessProbe]) expect(probe?.exec?.command).toEqual([command]);
+    return pods[0]!;
+  };
+
+  it("has the healthcheck command that compose and Kubernetes call", () => {
+    expect(installed("clamd-ping.sh")).toBe("clamd-ping");
+    const composeClamd = Object.values(loadCompose().services).find((s) => typeof s.build === "object" && s.build.context === CLAMAV_DIR);
+    expect(asList(composeClamd?.healthcheck?.test)).toEqual(["CMD", "clamd-ping"]);
+    const dev = clamdContainer("dev");
+    for (const probe of [dev.startupProbe, dev.readinessProbe, dev.livenessProbe]) expect(probe?.exec?.command).toEqual(["clamd-ping"]);
+  });
+
+  it("has the readiness command of production, which takes no scans without current official signatures", () => {
+    expect(installed("clamd-ready.sh")).toBe("clamd-ready");
+    const prod = clamdContainer("prod");
+    expect(prod.readinessProbe?.exec?.command).toEqual(["clamd-ready", clamdConf().get("DatabaseDirectory"), "48"]);
+    for (const probe of [prod.startupProbe, prod.livenessProbe]) expect(probe?.exec?.command).toEqual(["clamd-ping"]);
   });
 });

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { checkOverlay, unhashed } from "./support/k8s-checks";
 import { selects } from "./support/manifests";
-import { copyExampleSecrets, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
+import { addComponent, copyExampleSecrets, isProduction, OVERLAYS, renderOverlay, type Overlay } from "./support/kustomize";
 import { writeOverlaySecrets } from "../write-secrets";
 import type { Autoscaler, Container, K8sObject, NetworkPolicy, Secret, Workload } from "./support/manifests";
 
@@ -207,6 +207,28 @@ describe("fails on a broken file", () => {
       (o) => void (find<Workload>(o, "Deployment", "gateway").spec.template.spec.automountServiceAccountToken = true),
       /Deployment gateway: mounts a service account token/,
     ],
+    [
+      "clamd on the namespace's default ServiceAccount",
+      "prod",
+      (o) => void delete find<Workload>(o, "Deployment", "clamd").spec.template.spec.serviceAccountName,
+      /Deployment clamd: runs on the namespace's default ServiceAccount; give it its own/,
+    ],
+    [
+      "a ServiceAccount that mounts its token",
+      "dev",
+      (o) => void delete (find(o, "ServiceAccount", "rabbitmq") as K8sObject & { automountServiceAccountToken?: boolean }).automountServiceAccountToken,
+      /ServiceAccount rabbitmq: mounts its token in every pod that does not say otherwise/,
+    ],
+    [
+      "a production scanner on the test signatures alone",
+      "prod",
+      (o) => {
+        const clamd = find<Workload>(o, "Deployment", "clamd").spec.template.spec;
+        delete clamd.initContainers;
+        clamd.containers[0]!.readinessProbe = { exec: { command: ["clamd-ping"] } };
+      },
+      /Deployment clamd: no freshclam sidecar keeps the official signatures current\n.*Deployment clamd: its readiness does not ask clamd-ready/,
+    ],
     ["an object without namespace", "prod", (o) => void delete find(o, "Service", "files").metadata.namespace, /Service files: namespace undefined, not meter/],
     [
       "readiness on the wrong path",
@@ -308,9 +330,7 @@ interface ScaledObject extends K8sObject {
 }
 
 describe.each(OVERLAYS)("the KEDA component in k8s/overlays/%s", (overlay) => {
-  const withKeda = renderOverlay(overlay, (k8s) =>
-    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), "components:\n  - ../../components/keda\n"),
-  );
+  const withKeda = renderOverlay(overlay, (k8s) => addComponent(k8s, overlay, "keda"));
   const hpaTargets = (o: K8sObject[]) => o.filter((x): x is Autoscaler => x.kind === "HorizontalPodAutoscaler").map((h) => h.spec.scaleTargetRef.name);
 
   it("scales each worker on its queue's length (CPU still counting), with no CPU autoscaler beside it", () => {
@@ -338,10 +358,7 @@ describe.each(OVERLAYS)("the KEDA component in k8s/overlays/%s", (overlay) => {
   });
 });
 
-const withComponent = (overlay: Overlay, component: string): K8sObject[] =>
-  renderOverlay(overlay, (k8s) =>
-    appendFileSync(path.join(k8s, "overlays", overlay, "kustomization.yaml"), `components:\n  - ../../components/${component}\n`),
-  );
+const withComponent = (overlay: Overlay, component: string): K8sObject[] => renderOverlay(overlay, (k8s) => addComponent(k8s, overlay, component));
 const labelsOf = (o: K8sObject): Record<string, string> => (o.metadata as { labels?: Record<string, string> }).labels ?? {};
 
 describe.each(OVERLAYS)("labels of k8s/overlays/%s", (overlay) => {
@@ -351,7 +368,7 @@ describe.each(OVERLAYS)("labels of k8s/overlays/%s", (overlay) => {
       expect([o.kind, o.metadata.name, labelsOf(o)["app.kubernetes.io/instance"], labelsOf(o)["app.kubernetes.io/managed-by"]]).toEqual([
         o.kind,
         o.metadata.name,
-        overlay === "prod" ? "meter" : "meter-dev",
+        isProduction(overlay) ? "meter" : "meter-dev",
         "kustomize",
       ]);
     }
@@ -403,5 +420,62 @@ describe("the Prometheus component (prod)", () => {
       );
       expect([d.metadata.name, admitting.length]).toEqual([d.metadata.name, 1]);
     }
+  });
+});
+
+/** The namespaces a rendered overlay's NetworkPolicies admit, by policy: `gateway` -> ["ingress-nginx", "monitoring"]. */
+const admittedNamespaces = (objects: K8sObject[]): Record<string, string[]> =>
+  Object.fromEntries(
+    objects
+      .filter((o): o is NetworkPolicy => o.kind === "NetworkPolicy")
+      .map((p) => [
+        p.metadata.name,
+        (p.spec.ingress ?? [])
+          .flatMap((r) => (r.from ?? []).map((f) => f.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"]))
+          .filter((n) => n !== undefined),
+      ])
+      .filter(([, names]) => names!.length > 0),
+  ) as Record<string, string[]>;
+
+describe.each(OVERLAYS)("the namespaces k8s/overlays/%s admits are its settings", (overlay) => {
+  const withSettings = renderOverlay(
+    overlay,
+    edit(`overlays/${overlay}/kustomization.yaml`, (t) =>
+      t.replace("- monitoring=monitoring", "- monitoring=prometheus").replace("- ingress=ingress-nginx", "- ingress=traefik"),
+    ),
+  );
+
+  it("admits Prometheus's namespace to every deployable's metrics and the Ingress controller's to the gateway, as set", () => {
+    const before = admittedNamespaces(objectsOf(overlay));
+    expect(before.gateway).toEqual(["ingress-nginx", "monitoring"]);
+    const after = admittedNamespaces(withSettings);
+    expect(after.gateway).toEqual(["traefik", "prometheus"]);
+    // Every policy that admitted `monitoring` now admits the setting's namespace, and none names the old ones.
+    for (const [policy, names] of Object.entries(before))
+      expect([policy, after[policy]]).toEqual([policy, names.map((n) => ({ monitoring: "prometheus", "ingress-nginx": "traefik" })[n] ?? n)]);
+    expect(JSON.stringify(withSettings.filter((o) => o.kind === "NetworkPolicy"))).not.toMatch(/"(monitoring|ingress-nginx)"/);
+  });
+
+  it("changes nothing but those policies, and applies no object of its settings", () => {
+    expect(changed(objectsOf(overlay), withSettings)).toEqual(
+      Object.keys(admittedNamespaces(withSettings))
+        .map((p) => `NetworkPolicy ${p}`)
+        .sort(),
+    );
+    expect(withSettings.some((o) => o.metadata.name.startsWith("meter-namespaces"))).toBe(false);
+  });
+});
+
+describe("the image pull secret component (prod)", () => {
+  const objects = withComponent("prod", "image-pull-secret");
+
+  it("gives every pod the registry Secret through its own ServiceAccount, and leaves everything else as it was", async () => {
+    const accounts = objects.filter((o) => o.kind === "ServiceAccount") as (K8sObject & { imagePullSecrets?: { name: string }[] })[];
+    for (const w of objects.filter((o): o is Workload => ["Deployment", "Job", "StatefulSet"].includes(o.kind))) {
+      const account = accounts.find((a) => a.metadata.name === w.spec.template.spec.serviceAccountName);
+      expect([w.metadata.name, account?.imagePullSecrets]).toEqual([w.metadata.name, [{ name: "meter-registry" }]]);
+    }
+    expect(changed(objectsOf("prod"), objects)).toEqual(accounts.map((a) => `ServiceAccount ${a.metadata.name}`).sort());
+    expect(await checkOverlay(objects, "prod")).toEqual([]);
   });
 });

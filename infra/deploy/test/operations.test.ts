@@ -58,6 +58,17 @@ describe("database connections of k8s/overlays/prod", () => {
   });
 });
 
+describe("the gateway's Redis in k8s/overlays/prod", () => {
+  it("is reached over TLS with a password from the gateway's Secret, never from a ConfigMap", () => {
+    const objects = renderOverlay("prod");
+    const inConfigMaps = objects.filter((o) => o.kind === "ConfigMap").filter((c) => "REDIS_URL" in ((c as { data?: Record<string, string> }).data ?? {}));
+    expect(inConfigMaps.map((c) => c.metadata.name)).toEqual([]);
+    const secret = objects.find((o): o is Secret => o.kind === "Secret" && unhashed(o.metadata.name) === "gateway-secrets")!;
+    const url = new URL(Buffer.from(secret.data!.REDIS_URL!, "base64").toString());
+    expect({ protocol: url.protocol, password: url.password.length > 0 }).toEqual({ protocol: "rediss:", password: true });
+  });
+});
+
 /** Every metric name a PromQL expression reads: what is left once labels, ranges, strings and functions are taken out. */
 const PROMQL_WORDS = new Set(["sum", "max", "min", "avg", "count", "increase", "rate", "by", "without", "on", "ignoring", "or", "and", "unless", "absent"]);
 function metricsOf(expr: string): string[] {

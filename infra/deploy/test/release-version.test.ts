@@ -8,7 +8,8 @@ import { releaseTag } from "./support/images";
 import { readText } from "./support/repo";
 
 /**
- * One release, one version (CHANGELOG.md): the root package.json's `version` heads the changelog, is
+ * One release, one version (CHANGELOG.md): the root package.json's `version` heads the changelog (below
+ * what is merged but not released yet, "## Unreleased"), is
  * the default tag of every image docker-bake.hcl builds and the version label the Dockerfile writes,
  * what infra/images/build.ts stamps into each image's package.json, and every tag and release label of
  * the prod overlay (the release as committed).
@@ -19,7 +20,8 @@ function versionProblems(files: { packageJson: string; changelog: string; bake: 
   const { version } = JSON.parse(files.packageJson) as { version?: string };
   if (!version || !SEMVER.test(version)) return [`package.json: version ${String(version)} is not a release version`];
   const problems: string[] = [];
-  const heading = /^## (\S+)/m.exec(files.changelog)?.[1];
+  // What is merged but not released yet sits above, under "## Unreleased".
+  const heading = /^## (?!Unreleased$)(\S+)/m.exec(files.changelog)?.[1];
   if (heading !== version) problems.push(`CHANGELOG.md: the first entry is ${String(heading)}, not ${version}`);
   const tag = /variable "TAG" \{ default = "([^"]*)" \}/.exec(files.bake)?.[1];
   if (tag !== version) problems.push(`docker-bake.hcl: TAG defaults to ${String(tag)}, not ${version}`);
@@ -42,18 +44,22 @@ const files = {
 };
 const prod = renderOverlay("prod");
 
-it("gives package.json, CHANGELOG.md, the image builds and the prod overlay one version", () => {
+it("gives package.json, CHANGELOG.md, the image builds and the prod overlays one version", () => {
   expect(versionProblems(files, prod)).toEqual([]);
+  expect(versionProblems(files, renderOverlay("prod-ha"))).toEqual([]);
   expect(releaseVersion()).toBe((JSON.parse(files.packageJson) as { version: string }).version);
   const images = prod.filter(isWorkload).flatMap((w) => podContainers(w).map((c) => c.image));
   for (const image of IMAGES) expect(images).toContain(`registry.example.com/meter/${image.deployable}:${releaseVersion()}`);
 });
 
-it("has a changelog entry for this release listing its migrations, its signing schemes and its upgrade steps", () => {
-  const entry = files.changelog.split(/^## /m)[1]!;
-  expect(entry).toMatch(/^### Migrations$/m);
-  expect(entry).toMatch(/^### Signing schemes$/m);
-  expect(entry).toMatch(/^### Upgrade steps$/m);
+it("has a changelog entry for this release (and for what is unreleased) listing its migrations, its signing schemes and its upgrade steps", () => {
+  const entries = files.changelog.split(/^## /m).slice(1);
+  const wanted = entries.slice(0, entries[0]!.startsWith("Unreleased\n") ? 2 : 1);
+  for (const entry of wanted) {
+    expect(entry).toMatch(/^### Migrations$/m);
+    expect(entry).toMatch(/^### Signing schemes$/m);
+    expect(entry).toMatch(/^### Upgrade steps$/m);
+  }
 });
 
 describe("the check fails on", () => {

@@ -5,8 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import type { Deployable } from "@meter/contracts";
-import { freePort, repoRoot } from "@meter/local-infra";
-import { LOCAL_MODEL, operatorOf, prepareEnvironment, testDatabaseNamePrefix, testKeySet, type TestEnvironment } from "@meter/testing";
+import { repoRoot, withAssignedPorts } from "@meter/local-infra";
+import { LOCAL_MODEL, operatorOf, prepareEnvironment, testDatabaseNamePrefix, testKeyEnv, testKeySet, type TestEnvironment } from "@meter/testing";
 import { buildImageFolder } from "../build";
 import { IMAGES } from "../deployables";
 
@@ -60,6 +60,14 @@ function run(cwd: string, args: string[], env: Record<string, string>): Promise<
   });
 }
 
+/** SIGKILL, and the exit awaited (a start being tried again must find its ports free). */
+async function stopNow(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+}
+
 async function waitReady(deployable: string, url: string, child: ChildProcess, log: string[]): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
@@ -82,33 +90,12 @@ beforeAll(async () => {
   environment = await prepareEnvironment(["files"]);
 
   const keys = testKeySet();
-  const ports = Object.fromEntries(await Promise.all(IMAGES.map(async (i) => [i.deployable, await freePort()] as const))) as Record<Deployable, number>;
-  const gatewayInternal = await freePort();
-  const url = (d: Deployable) => `http://127.0.0.1:${ports[d]}`;
   const roles: Record<string, { owner: string; app: string }> = {};
   for (const image of IMAGES.filter((i) => i.migrations === "deploy")) {
     const service = image.service.replace(/-/g, "_");
     roles[image.service] = { owner: randomBytes(12).toString("hex"), app: randomBytes(12).toString("hex") };
     createServiceDatabase(service, roles[image.service]!);
   }
-  const shared: Record<string, string> = {
-    ...environment.env,
-    NODE_ENV: "production",
-    LOG_LEVEL: "warn",
-    HOST: "127.0.0.1",
-    INTERNAL_PUBLIC_KEYS: keys.publicKeys,
-    TEXT_URL: url("text"),
-    MEDIA_JOBS_URL: url("media-jobs"),
-    FILES_URL: url("files"),
-    BILLING_LEDGER_URL: url("billing-ledger"),
-    MCP_URL: url("mcp"),
-    GATEWAY_URL: url("gateway"),
-    PUBLIC_BASE_URL: url("gateway"),
-    GATEWAY_INTERNAL_PORT: String(gatewayInternal),
-    MEDIA_ENABLED: "true",
-    CATALOG_REFRESH_MS: "300",
-  };
-  for (const key of Object.keys(shared)) if (key.endsWith("_DATABASE_URL")) delete shared[key];
 
   // Migrations first, by each API image's step (its migration Job), as the owner; then every pod's wait
   // for them (API and worker), as the runtime role.
@@ -134,29 +121,60 @@ beforeAll(async () => {
     });
   }
 
-  for (const image of IMAGES) {
-    const prefixed = image.service.toUpperCase().replace(/-/g, "_");
-    const env: Record<string, string> = {
-      ...shared,
-      INTERNAL_SIGNING_KEY: keys.signingKeys[image.deployable],
-      [image.portSetting]: String(ports[image.deployable]),
+  // The processes call each other both ways, so each is told its port and the others' before any starts;
+  // should one find its port taken, they all start again on others (docs/architecture.md, "Tests").
+  gatewayUrl = await withAssignedPorts(IMAGES.length + 1, async (assigned) => {
+    const ports = Object.fromEntries(IMAGES.map((i, n) => [i.deployable, assigned[n]!])) as Record<Deployable, number>;
+    const gatewayInternal = assigned[IMAGES.length]!;
+    const url = (d: Deployable) => `http://127.0.0.1:${ports[d]}`;
+    const shared: Record<string, string> = {
+      ...environment.env,
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      HOST: "127.0.0.1",
+      INTERNAL_PUBLIC_KEYS: keys.publicKeys,
+      TEXT_URL: url("text"),
+      MEDIA_JOBS_URL: url("media-jobs"),
+      FILES_URL: url("files"),
+      BILLING_LEDGER_URL: url("billing-ledger"),
+      MCP_URL: url("mcp"),
+      GATEWAY_URL: url("gateway"),
+      PUBLIC_BASE_URL: url("gateway"),
+      GATEWAY_INTERNAL_PORT: String(gatewayInternal),
+      MEDIA_ENABLED: "true",
+      CATALOG_REFRESH_MS: "300",
     };
-    if (image.migrations) env[`${prefixed}_DATABASE_URL`] = roleUrl(image.service.replace(/-/g, "_"), "app", roles[image.service]!.app);
-    const log: string[] = [];
-    const child = spawn(process.execPath, ["--enable-source-maps", `dist/${path.basename(image.entry, ".ts")}.js`], {
-      cwd: path.join(out, image.deployable, "app"),
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child.stdout!.on("data", (d: Buffer) => log.push(d.toString()));
-    child.stderr!.on("data", (d: Buffer) => log.push(d.toString()));
-    processes.push({ deployable: image.deployable, child, log });
-  }
-  for (const p of processes) {
-    const port = p.deployable === "gateway" ? gatewayInternal : ports[p.deployable];
-    await waitReady(p.deployable, `http://127.0.0.1:${port}/readyz`, p.child, p.log);
-  }
-  gatewayUrl = url("gateway");
+    for (const key of Object.keys(shared)) if (key.endsWith("_DATABASE_URL")) delete shared[key];
+    for (const image of IMAGES) {
+      const prefixed = image.service.toUpperCase().replace(/-/g, "_");
+      const env: Record<string, string> = {
+        ...shared,
+        // Its signing key (billing-ledger's grant key too), as the local runner gives them.
+        ...testKeyEnv(image.deployable),
+        [image.portSetting]: String(ports[image.deployable]),
+      };
+      if (image.migrations) env[`${prefixed}_DATABASE_URL`] = roleUrl(image.service.replace(/-/g, "_"), "app", roles[image.service]!.app);
+      const log: string[] = [];
+      const child = spawn(process.execPath, ["--enable-source-maps", `dist/${path.basename(image.entry, ".ts")}.js`], {
+        cwd: path.join(out, image.deployable, "app"),
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      child.stdout!.on("data", (d: Buffer) => log.push(d.toString()));
+      child.stderr!.on("data", (d: Buffer) => log.push(d.toString()));
+      processes.push({ deployable: image.deployable, child, log });
+    }
+    try {
+      for (const p of processes) {
+        const port = p.deployable === "gateway" ? gatewayInternal : ports[p.deployable];
+        await waitReady(p.deployable, `http://127.0.0.1:${port}/readyz`, p.child, p.log);
+      }
+    } catch (e) {
+      await Promise.all(processes.splice(0).map((p) => stopNow(p.child)));
+      throw e;
+    }
+    return url("gateway");
+  });
 }, 360_000);
 
 afterAll(async () => {

@@ -5,15 +5,15 @@ import type { AllowanceStore } from "./allowance-store";
 
 /** The holder's table as the allocator sees it through AllowanceStore; `reserving` stands for requests in flight. */
 class MemoryStore implements AllowanceStore {
-  rows = new Map<string, { state: string; granted: number; used: number; reserving: number }>();
+  rows = new Map<string, { state: string; granted: number; used: number; reserving: number; signature?: string | null }>();
   closedWithUsed: [string, number][] = [];
   async begin(a: { id: string }) {
     this.rows.set(a.id, { state: "granting", granted: 0, used: 0, reserving: 0 });
   }
-  async open(id: string, granted: number) {
+  async open(id: string, granted: number, _usableUntil: Date, signature: string | null) {
     const r = this.rows.get(id)!;
     if (r.state !== "granting") return false;
-    Object.assign(r, { state: "open", granted });
+    Object.assign(r, { state: "open", granted, signature });
     return true;
   }
   async refused(id: string) {
@@ -63,6 +63,7 @@ function holdOf(req: GrantAllowanceRequest, amount: number, status: Hold["status
     kind: "allowance",
     consumed_microrub: 0,
     usable_until: DAY_END,
+    grant_signature: `signed-${req.hold_id}`,
   };
 }
 
@@ -95,6 +96,13 @@ it("a key with no allowance goes per request once and asks one grant of at least
   expect(asked[0]).toMatchObject({ key_id: KEY.keyId, min_microrub: 400, operation: "text", source: "text", owner_ref: asked[0]!.hold_id });
   expect(asked[0]!.amount_microrub).toBeGreaterThanOrEqual(400);
   expect(allocator.take(KEY, 100)).toBe(asked[0]!.hold_id);
+});
+
+it("records billing's signature of a grant with the allowance: it covers every request placed on it", async () => {
+  const { allocator, asked, store, flush } = setup(async (req) => holdOf(req, req.amount_microrub));
+  allocator.take(KEY, 100);
+  await flush();
+  expect(store.rows.get(asked[0]!.hold_id)).toMatchObject({ state: "open", signature: `signed-${asked[0]!.hold_id}` });
 });
 
 it("never takes more than was granted: the request after the last that fits goes per request", async () => {

@@ -235,7 +235,7 @@ export class Allocator {
     }
     let opened: boolean;
     try {
-      opened = await this.deps.store.open(id, hold.amount_microrub, new Date(usableUntil));
+      opened = await this.deps.store.open(id, hold.amount_microrub, new Date(usableUntil), hold.grant_signature ?? null);
     } catch (e) {
       this.deps.logger.warn({ err: e, allowance: id }, "a granted allowance could not be recorded open; closing it with nothing used");
       this.track(id, key.keyId, 0, 0, "closing");

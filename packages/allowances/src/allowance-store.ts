@@ -14,8 +14,11 @@ export interface AllowanceKey {
 export interface AllowanceStore {
   /** A new allowance row, `granting` and owned by this process, committed before billing is asked. */
   begin(allowance: { id: string } & AllowanceKey): Promise<void>;
-  /** granting -> open with what billing granted; false when it is no longer granting (a stop or a take-over closed it). */
-  open(id: string, granted: number, usableUntil: Date): Promise<boolean>;
+  /**
+   * granting -> open with what billing granted and its signature of the grant (which covers every
+   * request placed on it); false when it is no longer granting (a stop or a take-over closed it).
+   */
+  open(id: string, granted: number, usableUntil: Date, grantSignature: string | null): Promise<boolean>;
   /** granting -> closed: billing refused, nothing was placed, so no command is needed. */
   refused(id: string): Promise<void>;
   /** granting or open -> closing (no new request may be placed on them), for these allowances of this process. */

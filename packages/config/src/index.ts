@@ -47,6 +47,16 @@ export const env = {
     if (opts.max !== undefined) inner = inner.max(opts.max);
     return fallback === undefined ? inner : z.preprocess(emptyToUndefined, inner.default(fallback));
   },
+  /** Comma-separated whole numbers (`250,1000`: waits in milliseconds), each within min/max. */
+  intList: (fallback: number[], opts: { min?: number; max?: number; minItems?: number; maxItems?: number } = {}) => {
+    let item = z.number().int();
+    if (opts.min !== undefined) item = item.min(opts.min);
+    if (opts.max !== undefined) item = item.max(opts.max);
+    let list = z.array(item);
+    if (opts.minItems !== undefined) list = list.min(opts.minItems);
+    if (opts.maxItems !== undefined) list = list.max(opts.maxItems);
+    return z.preprocess((v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((x) => Number(x.trim())) : undefined), list.default(fallback));
+  },
   port: (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
   bool: (fallback: boolean) =>
     z.preprocess(

@@ -58,6 +58,12 @@ export const ListQuery = z.object({
 
 /** The operator's lists (`GET /admin/v1/users`, `/organizations`): the newest first. */
 export const AdminListQuery = z.strictObject({ limit: z.coerce.number().int().min(1).max(500).default(100) });
+/** `GET /admin/v1/users`: newest first; the members of one organization, and emails containing `q` (any case). */
+export const AdminUsersQuery = AdminListQuery.extend({
+  organization_id: z.uuid().optional(),
+  q: withoutNul(z.string().trim().min(1).max(200)).optional(),
+});
+export type AdminUsersQuery = z.infer<typeof AdminUsersQuery>;
 /**
  * `GET /admin/v1/organizations`: newest first, a page at a time; `q` finds organizations whose name
  * contains it (any case) or whose id it is.
@@ -86,3 +92,9 @@ export const HoldListQuery = z.object({
 export const InvitationListQuery = z.strictObject({ status: InvitationStatus.optional(), limit: z.coerce.number().int().min(1).max(500).default(100) });
 /** `POST /admin/v1/books/cross-check`: repair what can be repaired unless told not to. */
 export const CrossCheckRequest = z.strictObject({ repair: z.boolean().default(true) });
+/**
+ * `POST /admin/v1/books/cross-check/holds/{hold_id}/repair`: an operator repairs one owner's record the
+ * cross-check would not (`unverifiable`: no signature of billing covers it), on their own word; the
+ * reason is logged and a recovery's ledger entries carry it.
+ */
+export const RepairHoldByHandRequest = z.strictObject({ reason: withoutNul(z.string().trim().min(1).max(160)) });

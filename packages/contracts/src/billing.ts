@@ -5,7 +5,7 @@ import { KeyIdentity } from "./identity";
 import { Catalog } from "./catalog";
 import { withoutNul } from "./text-field";
 import { endpoint } from "./endpoints";
-import { RequestLogFields } from "./request-log";
+import { RecordRefusalsRequest, RecordRefusalsResponse, RequestLogFields } from "./request-log";
 
 /** POST /internal/v1/keys/verify */
 export const VerifyKeyRequest = z.object({ key: z.string().min(1).max(512) });
@@ -102,6 +102,12 @@ export const Hold = z.object({
   consumed_microrub: Microrub.optional(),
   /** An allowance: when its budget day ends (no request may be placed on it from then on). */
   usable_until: z.string().nullable().optional(),
+  /**
+   * The answer to a placement or a grant: billing-ledger's signature over what it granted (hold id,
+   * kind, the service, organization, key, amount and expiry; packages/signing, grant-keys.ts). The
+   * holder keeps it with its record: the books cross-check repairs a record only under it.
+   */
+  grant_signature: z.string().optional(),
 });
 export type Hold = z.infer<typeof Hold>;
 
@@ -175,6 +181,8 @@ export const BillingEndpoints = {
   catalog: endpoint("GET", "/internal/v1/catalog", undefined, Catalog),
   /** Placements, settlements and releases of concurrent requests, in one round trip and one commit. */
   holdOps: endpoint("POST", "/internal/v1/hold-ops", HoldOpsRequest, HoldOpsResponse),
+  /** The gateway: refusals of authenticated keys, collected and sent in batches, for the request log. */
+  recordRefusals: endpoint("POST", "/internal/v1/request-log/refusals", RecordRefusalsRequest, RecordRefusalsResponse),
   /** One hold as billing has it (404 when never placed nor released). */
 };
 
@@ -242,6 +250,15 @@ export const FinalHold = z.object({
   final_at: z.iso.datetime(),
   /** A request's hold placed on an allowance: billing repairs it as its command would have. */
   allowance: AllowanceSpend.nullable().optional(),
+  /**
+   * billing-ledger's grant that covers the record, as the owner kept it: the signature its placement
+   * was answered with, or, for a request on an allowance, the allowance's, with the amount granted.
+   * Null for a record without one (made before grants were signed): never repaired automatically.
+   */
+  grant: z
+    .object({ amount_microrub: Microrub, signature: z.string().min(1).max(200) })
+    .nullable()
+    .optional(),
 });
 export type FinalHold = z.infer<typeof FinalHold>;
 

@@ -4,6 +4,7 @@ import { SessionIdentity } from "./identity";
 import { Microrub } from "./money";
 import { type Operation, Scope } from "./scopes";
 import { KeyName } from "./text-field";
+import { KeyActivity, NextRequest } from "./usage-analytics";
 
 /**
  * The web cabinet (`/cabinet` on the gateway): sign-in of members and the operator, sessions, and what
@@ -219,6 +220,9 @@ export const CabinetKey = z.object({
   budget_alert_percents: z.array(z.int()),
   /** Today's budget day: settled today plus every active hold, as a hold sees it. */
   usage: z.object({ day: z.string(), spent_microrub: Microrub, reserved_microrub: Microrub, remaining_microrub: z.int() }),
+  activity: KeyActivity,
+  /** Whether the key's next typical request fits what is left (the honest budget bar). */
+  next_request: NextRequest.nullable(),
 });
 export type CabinetKey = z.infer<typeof CabinetKey>;
 /** A member's new key: the key itself, shown once. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { Microrub } from "./money";
 import { type Operation, Unit } from "./scopes";
-import { DEPLOYABLES, envPrefix } from "./services";
+import { KINDS_OF_OPERATION } from "./upstream-media";
 
 export const ModelId = z
   .string()
@@ -33,6 +33,8 @@ export const MediaCapabilities = z.strictObject({
       max_pages_per_document: z.int().positive().optional(),
       max_input_characters: z.int().positive().optional(),
       max_input_pixels: z.int().positive().optional(),
+      max_prompt_characters: z.int().positive().optional(),
+      max_file_bytes: z.int().positive().optional(),
     })
     .optional(),
 });
@@ -58,7 +60,8 @@ export const Operations = z.strictObject({
 });
 export type Operations = z.infer<typeof Operations>;
 
-export const ProviderKind = z.enum(["anthropic", "openai-chat", "openai-responses", "local"]);
+/** `openai-images` is the Images API (image edits); the others speak chat protocols, and `local` is the built-in models. */
+export const ProviderKind = z.enum(["anthropic", "openai-chat", "openai-responses", "openai-images", "local"]);
 export type ProviderKind = z.infer<typeof ProviderKind>;
 
 export const Provider = z.strictObject({
@@ -102,43 +105,6 @@ export function providersOf(m: { provider: Provider; providers?: RoutedProvider[
   return m.providers && m.providers.length > 0 ? m.providers : [m.provider];
 }
 
-/** Default of UPSTREAM_KEY_ENV_PATTERN: the environment variables an upstream's API key may be read from. */
-export const DEFAULT_UPSTREAM_KEY_ENV_PATTERN = "^[A-Z][A-Z0-9_]*_API_KEY$";
-
-/**
- * Our own settings and those of what runs beside us, by prefix, suffix or name: never an upstream key,
- * whatever UPSTREAM_KEY_ENV_PATTERN admits, or a catalog entry could send a secret to any `base_url`.
- */
-const OWN_SETTING_PREFIXES = [
-  ...DEPLOYABLES.map((d) => `${envPrefix(d)}_`),
-  "INTERNAL_",
-  "ADMIN_",
-  "RABBITMQ_",
-  "OBJECT_STORE_",
-  "POSTGRES_",
-  "PG",
-  "MINIO_",
-  "CLAMD_",
-  "DATABASE_",
-  "NODE_",
-  "NPM_",
-];
-const OWN_SETTING_SUFFIXES = ["_DATABASE_URL", "_SECRET", "_SECRET_KEY", "_SIGNING_KEY", "_PASSWORD", "_TOKEN"];
-
-/**
- * The rule for `provider.api_key_env`, the same where the catalog is edited (billing refuses the entry)
- * and where the key is read (text refuses to read it): the name must match `pattern` and must not be a
- * setting any of our services reads. Returns why a name is refused, or undefined when it may be read.
- */
-export function upstreamKeyEnvRefusal(name: string, pattern: RegExp): string | undefined {
-  if (!pattern.test(name)) return `"${name}" does not match UPSTREAM_KEY_ENV_PATTERN ${pattern.source}`;
-  const upper = name.toUpperCase();
-  const prefix = OWN_SETTING_PREFIXES.find((p) => upper.startsWith(p));
-  const suffix = OWN_SETTING_SUFFIXES.find((s) => upper.endsWith(s));
-  const rule = prefix ? `${prefix}*` : suffix ? `*${suffix}` : undefined;
-  return rule ? `"${name}" is one of this system's own settings (${rule}), never an upstream key` : undefined;
-}
-
 /**
  * Body of `PUT /admin/v1/models/{model_id}`: either `provider` (one) or `providers` (tried by priority,
  * spread by weight), never both.
@@ -166,6 +132,21 @@ export const ModelUpsert = z
       else if (seen.has(providerIdOf(p))) ctx.addIssue({ code: "custom", path: at, message: "the same provider is listed twice" });
       else seen.add(providerIdOf(p));
     });
+    for (const operation of Object.keys(m.operations) as Operation[]) {
+      const kinds = KINDS_OF_OPERATION[operation];
+      list.forEach((p, i) => {
+        if (kinds.includes(p.kind)) return;
+        ctx.addIssue({
+          code: "custom",
+          path: path === "providers" ? [path, i, "kind"] : [path, "kind"],
+          message: `provider kind ${p.kind} cannot serve ${operation}; kinds that can: ${kinds.join(", ")}`,
+        });
+      });
+      // A media model runs on the built-in engines or on upstreams: its grammar, settings and limits are one or the other's.
+      if (operation !== "text" && list.some((p) => p.kind === "local") && list.some((p) => p.kind !== "local")) {
+        ctx.addIssue({ code: "custom", path: [path], message: `${operation} runs on local providers or on upstream ones, not on both` });
+      }
+    }
   });
 export type ModelUpsert = z.infer<typeof ModelUpsert>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ImageEditJobRequest, MediaQuoteRequest, TextAnalysisJobRequest } from "./media";
+import { EditPrompt, ImageEditJobRequest, MediaQuoteRequest, TextAnalysisJobRequest } from "./media";
 import { Microrub } from "./money";
 import type { Scope } from "./scopes";
 import { ChatQuoteRequest, MessagesRequest, ResponsesRequest } from "./text";
@@ -161,7 +161,7 @@ const FileIds = z.array(z.string().min(1).max(200)).min(1).max(100).describe("id
 const Settings = z
   .record(z.string(), z.unknown())
   .describe('model-specific settings, as list_models shows them for the model (e.g. {language: "eng"} for OCR)');
-const Prompt = z.string().min(1).max(1000);
+const Prompt = EditPrompt;
 
 /** `file_id` or `file_ids`, exactly one: checked here and stated as `oneOf` for the model. */
 function oneSource(body: { file_id?: string | undefined; file_ids?: string[] | undefined }, ctx: z.RefinementCtx): void {

@@ -42,8 +42,14 @@ function oneSource(body: { file_id?: string | undefined; file_ids?: string[] | u
   }
 }
 
+/**
+ * An edit's prompt: as long as the longest any model takes (an Images API model's 32,000 characters);
+ * each model checks its own limit (the local engine's grammar: 1,000) before anything is reserved.
+ */
+export const EditPrompt = z.string().min(1).max(32_000);
+
 /** `POST /v1/images/edits`. */
-export const ImageEditJobRequest = z.strictObject({ ...common, prompt: z.string().min(1).max(1000), file_id: FileRef });
+export const ImageEditJobRequest = z.strictObject({ ...common, prompt: EditPrompt, file_id: FileRef });
 export type ImageEditJobRequest = z.infer<typeof ImageEditJobRequest>;
 
 /** `POST /v1/images/analysis` and `POST /v1/ocr`. */
@@ -62,7 +68,7 @@ export const MediaQuoteRequest = z
   .strictObject({
     ...common,
     operation: QuotedOperation,
-    prompt: z.string().min(1).max(1000).optional(),
+    prompt: EditPrompt.optional(),
     file_id: FileRef.optional(),
     file_ids: FileRefs.optional(),
     input: z.string().optional(),
@@ -109,6 +115,10 @@ export const JobErrorCode = z.enum([
   "file_not_found",
   "file_not_verified",
   "model_unavailable",
+  /** The upstream model failed after failover (an error, a refusal, an answer that is no result), or its connection was lost. */
+  "upstream_error",
+  /** The upstream did not answer within the job's time; it may have run the job. */
+  "upstream_timeout",
   "cancelled",
   "internal_error",
 ]);

@@ -1,12 +1,18 @@
 import { z } from "zod";
+import { ErrorCatalog, type ErrorCode } from "./errors";
 import { Microrub } from "./money";
 import { withoutNul } from "./text-field";
 
 /**
  * The request log (docs/api.md "Request log"): one entry per paid request, written by billing-ledger in
  * the transaction that applies the request's settle or release command, from the fields the owner
- * (text, media-jobs) carries on that command. Kept 90 days.
+ * (text, media-jobs) carries on that command; and the refusals of authenticated keys before anything
+ * was reserved, which the gateway sends in batches, identical ones collapsed. Kept 90 days.
  */
+
+/** Why a request failed or was refused: the error its client was answered with. */
+export const RequestLogError = z.object({ code: z.string(), message: z.string() });
+export type RequestLogError = z.infer<typeof RequestLogError>;
 
 /** Tokens for text; the tariff's unit and how many of it for media operations. */
 export const RequestLogUsage = z.union([
@@ -32,11 +38,21 @@ export const RequestLogFields = z.strictObject({
   upstream_latency_ms: z.number().int().nonnegative().nullable(),
   request_id: z.string().max(200).nullable(),
   idempotency_key: z.string().max(255).nullable(),
+  /** A failed request's error, as its client is answered (the entry's reason). */
+  error: z.strictObject({ code: z.string().min(1).max(64), message: z.string().max(1000) }).optional(),
+  /**
+   * A media job on an upstream model: the tokens the upstream reported (what the operator paid for it,
+   * beside the tariff's `usage` the customer paid), shown to the operator only.
+   */
+  upstream_usage: z.strictObject({ input_tokens: z.number().int().nonnegative(), output_tokens: z.number().int().nonnegative() }).optional(),
 });
 export type RequestLogFields = z.infer<typeof RequestLogFields>;
 
-/** `succeeded`: charged (settled); `failed`: nothing charged (released). */
-export const RequestOutcome = z.enum(["succeeded", "failed"]);
+/**
+ * `succeeded`: charged (settled); `failed`: nothing charged (released); `refused`: refused before
+ * anything was reserved (nothing charged), identical refusals collapsed into one entry with a `count`.
+ */
+export const RequestOutcome = z.enum(["succeeded", "failed", "refused"]);
 export type RequestOutcome = z.infer<typeof RequestOutcome>;
 
 export const RequestLogEntry = z.object({
@@ -47,15 +63,23 @@ export const RequestLogEntry = z.object({
   completed_at: z.string(),
   key: z.object({ id: z.uuid(), name: z.string().nullable() }),
   endpoint: z.string(),
-  model: z.string(),
+  /** Null for a refusal of a request that named no model (or one collapsed with other models). */
+  model: z.string().nullable(),
   status: z.number().int(),
   outcome: RequestOutcome,
-  usage: RequestLogUsage,
+  /** Null for a refusal: nothing was measured. */
+  usage: RequestLogUsage.nullable(),
   estimated_cost_microrub: Microrub,
   cost_microrub: Microrub,
   latency_ms: z.object({ total: z.number().int(), upstream: z.number().int().nullable() }),
   request_id: z.string().nullable(),
   idempotency_key: z.string().nullable(),
+  /** Why a failed or refused request was not served; null for one that succeeded. */
+  error: RequestLogError.nullable(),
+  /** Requests this entry stands for: 1, or the identical refusals it collapses (created_at the first, completed_at the last). */
+  count: z.number().int().min(1),
+  /** The operator's listings only: a media job's upstream tokens (RequestLogFields.upstream_usage), null when none. */
+  upstream_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).nullable().optional(),
 });
 export type RequestLogEntry = z.infer<typeof RequestLogEntry>;
 
@@ -73,9 +97,19 @@ export const RequestLogFilter = z.strictObject({
   from: z.iso.datetime({ offset: true }).optional(),
   /** Exclusive upper bound of `created_at`. */
   to: z.iso.datetime({ offset: true }).optional(),
+  /** A model id, exactly. */
   model: withoutNul(z.string().min(1).max(200)).optional(),
-  /** An HTTP status (`200`, `502`, `202`) or an outcome (`succeeded`, `failed`). */
-  status: z.union([z.literal("succeeded"), z.literal("failed"), z.string().regex(/^[1-5][0-9]{2}$/, "an HTTP status or succeeded/failed")]).optional(),
+  /** The start of a model id (`meter-local` finds `meter-local-echo`). */
+  model_prefix: withoutNul(z.string().min(1).max(200)).optional(),
+  /** An HTTP status (`200`, `502`, `429`) or an outcome (`succeeded`, `failed`, `refused`). */
+  status: z
+    .union([
+      z.literal("succeeded"),
+      z.literal("failed"),
+      z.literal("refused"),
+      z.string().regex(/^[1-5][0-9]{2}$/, "an HTTP status or succeeded/failed/refused"),
+    ])
+    .optional(),
 });
 export type RequestLogFilter = z.infer<typeof RequestLogFilter>;
 
@@ -115,4 +149,64 @@ export const REQUEST_LOG_CSV_COLUMNS = [
   "request_id",
   "idempotency_key",
   "id",
+  "error_code",
+  "error_message",
+  "count",
 ] as const;
+
+/** What a filter of the log adds up to, every page of it (the Requests page's totals). */
+export const RequestLogTotals = z.object({
+  object: z.literal("request_totals"),
+  /** Requests in all: each refusal counted as many times as it was repeated. */
+  requests: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  refused: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cost_microrub: Microrub,
+});
+export type RequestLogTotals = z.infer<typeof RequestLogTotals>;
+
+/**
+ * The statuses of the refusals that are logged (docs/api.md "Request log"): an authenticated key's
+ * request refused before anything was reserved. 401 (no key), 403, 405-408 and 5xx are not.
+ */
+export const LOGGED_REFUSAL_STATUSES = [400, 402, 404, 409, 413, 415, 422, 429] as const;
+export type LoggedRefusalStatus = (typeof LOGGED_REFUSAL_STATUSES)[number];
+
+/** The catalog's codes of those statuses: a refusal entry's `error.code` is one of them. */
+export const REFUSAL_CODES = (Object.keys(ErrorCatalog) as ErrorCode[]).filter((c) =>
+  (LOGGED_REFUSAL_STATUSES as readonly number[]).includes(ErrorCatalog[c]),
+) as [ErrorCode, ...ErrorCode[]];
+
+/**
+ * Refusals a key may have itemized per hour, each with its own endpoint, model and code; past it the
+ * key's refusals of that hour collapse by status and code alone (model null). So a key has at most
+ * this many plus one per refusal code of refusal entries an hour, whatever it sends.
+ */
+export const REFUSAL_ENTRIES_PER_KEY_HOUR = 20;
+
+/**
+ * Refusals as the gateway collected them: identical ones (key, endpoint, status, code, model) counted
+ * together between its first and last time. Text fields are made storable by the sender (no NUL, no
+ * lone surrogate) and cut to their limits.
+ */
+export const RefusalRecord = z.strictObject({
+  key_id: z.uuid(),
+  endpoint: z.string().min(1).max(100),
+  model: withoutNul(z.string().min(1).max(200)).nullable(),
+  status: z.literal(LOGGED_REFUSAL_STATUSES),
+  code: z.enum(REFUSAL_CODES),
+  message: withoutNul(z.string().max(500)),
+  count: z.number().int().min(1).max(2_147_483_647),
+  first_at: z.iso.datetime(),
+  last_at: z.iso.datetime(),
+  request_id: z.string().max(200).nullable(),
+});
+export type RefusalRecord = z.infer<typeof RefusalRecord>;
+
+export const RecordRefusalsRequest = z.strictObject({ refusals: z.array(RefusalRecord).min(1).max(500) });
+export type RecordRefusalsRequest = z.infer<typeof RecordRefusalsRequest>;
+export const RecordRefusalsResponse = z.object({ recorded: z.number().int() });
+export type RecordRefusalsResponse = z.infer<typeof RecordRefusalsResponse>;

@@ -14,6 +14,9 @@ export const ServiceCatalog = {
   mcp: { port: 8085, dir: "services/mcp", database: true, worker: false },
 } as const satisfies Record<string, { port: number; dir: string; database: boolean; worker: boolean }>;
 
+/** The gateway's second, internal port (`/readyz`, `/metrics`), never exposed. */
+export const GATEWAY_INTERNAL_PORT = 9080;
+
 export type ServiceName = keyof typeof ServiceCatalog;
 export const ServiceName = z.enum(Object.keys(ServiceCatalog) as [ServiceName, ...ServiceName[]]);
 export const SERVICE_NAMES: readonly ServiceName[] = ServiceName.options;

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { BUS_DEPLOYABLES, BusExchanges, brokerRights, brokerUserName, type BusDeployable } from "@meter/contracts";
+import { BUS_DEPLOYABLES, BusExchanges, brokerRights, brokerUserName, type BrokerRights, type BusDeployable } from "@meter/contracts";
 
 export interface BrokerUsersOptions {
   /** The vhost the users get their rights on ("/" for the broker's default). */
@@ -11,6 +11,8 @@ export interface BrokerUsersOptions {
   userName?: (deployable: BusDeployable) => string;
   /** RABBITMQCTL, or rabbitmqctl on the PATH. */
   rabbitmqctl?: string;
+  /** Each deployable's rights (default contracts' brokerRights: this release's); a test of an upgrade gives the previous release's. */
+  rightsOf?: (deployable: BusDeployable) => BrokerRights;
 }
 
 /**
@@ -23,13 +25,18 @@ export async function ensureBrokerUsers(opts: BrokerUsersOptions): Promise<Recor
   const ctl = opts.rabbitmqctl ?? process.env.RABBITMQCTL ?? "rabbitmqctl";
   const nameOf = opts.userName ?? brokerUserName;
   const names = Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, nameOf(d)])) as Record<BusDeployable, string>;
-  const definitions = brokerUserDefinitions(opts.vhost, names, opts.passwords);
+  const definitions = brokerUserDefinitions(opts.vhost, names, opts.passwords, opts.rightsOf);
   await run(ctl, ["--quiet", "import_definitions", "--format", "json"], JSON.stringify(definitions));
   return names;
 }
 
 /** The users, permissions and topic permissions in RabbitMQ's definitions format. */
-export function brokerUserDefinitions(vhost: string, names: Record<BusDeployable, string>, passwords: Record<BusDeployable, string>) {
+export function brokerUserDefinitions(
+  vhost: string,
+  names: Record<BusDeployable, string>,
+  passwords: Record<BusDeployable, string>,
+  rightsOf: (deployable: BusDeployable) => BrokerRights = brokerRights,
+) {
   return {
     users: BUS_DEPLOYABLES.map((d) => ({
       name: names[d],
@@ -38,11 +45,11 @@ export function brokerUserDefinitions(vhost: string, names: Record<BusDeployable
       tags: [],
     })),
     permissions: BUS_DEPLOYABLES.map((d) => {
-      const r = brokerRights(d);
+      const r = rightsOf(d);
       return { user: names[d], vhost, configure: r.configure, write: r.write, read: r.read };
     }),
     topic_permissions: BUS_DEPLOYABLES.map((d) => {
-      const r = brokerRights(d);
+      const r = rightsOf(d);
       return { user: names[d], vhost, exchange: BusExchanges.main, write: r.topicWrite, read: r.topicRead };
     }),
   };

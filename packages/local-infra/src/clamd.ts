@@ -12,10 +12,11 @@ import net from "node:net";
 import path from "node:path";
 import { aptInstall, AptInstallError, findOnPath } from "./apt";
 import { OutputTail, detachFromEventLoop, exited, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
-import { assertPort } from "./port";
+import { assertPort, withAssignedPorts } from "./port";
 import { clamavSignaturesDir, clamdConfigFile, localStateDir } from "./repo-paths";
 
 export interface EnsureClamdOptions {
+  /** 0: a port outside the ephemeral range of its own (the tests' way); otherwise a clamd already there is reused. */
   port?: number;
   host?: string;
   /**
@@ -177,6 +178,8 @@ function localClamdConfig(containerConfig: string, opts: { host: string; port: n
  * without calling stop().
  */
 export async function ensureClamd(options: EnsureClamdOptions = {}): Promise<ClamdHandle> {
+  // clamd cannot take any port and say which: it is given one, and started again on another if taken.
+  if (options.port === 0) return withAssignedPorts(1, ([port]) => ensureClamd({ ...options, port: port! }), options.host ? { host: options.host } : {});
   const host = options.host ?? DEFAULT_HOST;
   const port = options.port ?? DEFAULT_PORT;
   const log = options.log ?? (() => {});
@@ -237,7 +240,7 @@ async function assertPortFree(host: string, port: number): Promise<void> {
     probe.once("error", (error: NodeJS.ErrnoException) =>
       reject(
         error.code === "EADDRINUSE"
-          ? new LocalClamdError("CLAMD_START_FAILED", `${host}:${port} is in use by something that does not answer clamd's PING`)
+          ? new LocalClamdError("CLAMD_START_FAILED", `${host}:${port} is in use by something that does not answer clamd's PING (EADDRINUSE)`)
           : error,
       ),
     );

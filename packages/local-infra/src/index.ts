@@ -39,10 +39,20 @@ export {
 } from "./chromium";
 export { ensureKubectl, probeKubectl, LocalKubectlError, type KubectlInfo, type EnsureKubectlOptions } from "./kubectl";
 export { runInForeground } from "./foreground";
-export { freePort } from "./port";
+export { assignPorts, withAssignedPorts, retryWhileAddressInUse, isAddressInUse, ephemeralPortRange } from "./port";
 export { adminClient, type AdminCall } from "./admin-client";
 export { repoRoot, localStateDir, clamavSignaturesDir, clamdConfigFile } from "./repo-paths";
 export { ensurePrerequisites, tcpOpen } from "./prerequisites";
 export { localSecrets, type LocalSecrets, type InternalKeySet } from "./secrets";
 export { ensureBrokerUsers, deleteBrokerUsers, brokerUrlOf, vhostOf, type BrokerUsersOptions } from "./broker-users";
-export { startSystem, availableServices, envPrefix, SERVICES, DEFAULT_PORTS, type ServiceName, type SystemOptions, type RunningSystem } from "./system";
+export {
+  startSystem,
+  availableServices,
+  envPrefix,
+  SERVICES,
+  DEFAULT_PORTS,
+  type ServiceName,
+  type SystemOptions,
+  type RunningSystem,
+  type ProcessRelease,
+} from "./system";

@@ -21,6 +21,7 @@ import { assertPort } from "./port";
 import { localStateDir } from "./repo-paths";
 
 export interface StartObjectStoreOptions {
+  /** 0: any port, which the child reports (the tests' way); otherwise a server already there is reused. */
   port?: number;
   host?: string;
   /** Where objects are kept between runs. Default `<repo>/.local/object-store/`. */
@@ -122,16 +123,17 @@ export async function startObjectStore(options: StartObjectStoreOptions = {}): P
   const port = options.port ?? DEFAULT_PORT;
   const buckets = options.buckets ?? [];
   const log = options.log ?? (() => {});
-  assertPort(port, "startObjectStore");
-
-  const probe = await probeObjectStore(host, port);
-  if (probe === "s3") {
-    log(`reusing the S3 server already answering on ${host}:${port}`);
-    const reused = handle(host, port, false, async () => {});
-    await createBuckets(reused.endpoint, buckets);
-    return reused;
+  if (port !== 0) {
+    assertPort(port, "startObjectStore");
+    const probe = await probeObjectStore(host, port);
+    if (probe === "s3") {
+      log(`reusing the S3 server already answering on ${host}:${port}`);
+      const reused = handle(host, port, false, async () => {});
+      await createBuckets(reused.endpoint, buckets);
+      return reused;
+    }
+    if (probe === "other") throw new LocalObjectStoreError(`${host}:${port} is in use by something that does not answer like S3`);
   }
-  if (probe === "other") throw new LocalObjectStoreError(`${host}:${port} is in use by something that does not answer like S3`);
 
   const directory = path.resolve(options.dataDir ?? localStateDir("object-store"));
   await mkdir(directory, { recursive: true });
@@ -148,32 +150,34 @@ export async function startObjectStore(options: StartObjectStoreOptions = {}): P
   output.attach(child.stderr);
   killOnParentExit(child);
 
+  let bound: number;
   try {
-    await readyMessage(child, options.startTimeoutMs ?? 30_000);
+    bound = await readyMessage(child, options.startTimeoutMs ?? 30_000);
   } catch (error) {
     await terminate(child);
     const detail = output.toString();
     throw new LocalObjectStoreError(`${(error as Error).message} on ${host}:${port}${detail ? `:\n${detail}` : ""}`);
   }
-  log(`s3rver answering on ${host}:${port} after ${Date.now() - started} ms (pid ${child.pid}, data in ${directory})`);
+  log(`s3rver answering on ${host}:${bound} after ${Date.now() - started} ms (pid ${child.pid}, data in ${directory})`);
   detachFromEventLoop(child);
 
   let stopping: Promise<void> | undefined;
-  return handle(host, port, true, () => (stopping ??= terminate(child)));
+  return handle(host, bound, true, () => (stopping ??= terminate(child)));
 }
 
-function readyMessage(child: ChildProcess, timeoutMs: number): Promise<void> {
+/** The port the child bound, once it says it is ready. */
+function readyMessage(child: ChildProcess, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const onMessage = (message: ObjectStoreChildMessage) => settle(message.type === "ready" ? undefined : new Error(message.message));
+    const onMessage = (message: ObjectStoreChildMessage) => (message.type === "ready" ? settle(undefined, message.port) : settle(new Error(message.message)));
     const onError = (error: Error) => settle(error);
     const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
       settle(new Error(`s3rver exited (code ${code}, signal ${signal}) before it was ready`));
     const timer = setTimeout(() => settle(new Error(`s3rver did not start within ${timeoutMs} ms`)), timeoutMs);
-    function settle(error?: Error) {
+    function settle(error?: Error, port = 0) {
       clearTimeout(timer);
       child.off("message", onMessage).off("error", onError).off("exit", onExit);
       if (error) reject(error);
-      else resolve();
+      else resolve(port);
     }
     child.on("message", onMessage).once("error", onError).once("exit", onExit);
   });

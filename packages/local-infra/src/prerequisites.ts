@@ -25,8 +25,8 @@ interface Prerequisite {
 }
 
 /**
- * PostgreSQL and RabbitMQ run on every machine of this kind, and Redis (asked for only when the
- * gateway's rate limit is on); if one is down (a fresh container), try the Debian service scripts
+ * PostgreSQL, RabbitMQ and Redis (the gateway's per-key limits; asked for by those that need it) run
+ * on every machine of this kind; if one is down (a fresh container), try the Debian service scripts
  * once, then wait for its port. Fails naming what is missing.
  */
 export async function ensurePrerequisites(opts: {

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { exited, OutputTail, hasExited, killOnParentExit, sleep, terminate } from "./child-process";
 import { ServiceCatalog, SERVICE_NAMES, envPrefix, type Deployable, type ServiceName } from "@meter/contracts";
-import { freePort } from "./port";
+import { retryWhileAddressInUse } from "./port";
 import { repoRoot } from "./repo-paths";
 import type { InternalKeySet } from "./secrets";
 
@@ -32,7 +32,13 @@ export interface SystemOptions {
   internalKeys: InternalKeySet;
   /** Each deployable's own RABBITMQ_URL (its broker user); a process not named gets env's. */
   brokerUrls?: Partial<Record<Deployable, string>>;
+  /**
+   * Each service's API port, which every other process is told. Tests take them from withAssignedPorts
+   * (port.ts), which starts the system again on other ports when one was taken.
+   */
   ports: Record<ServiceName, number>;
+  /** The gateway's internal port, where the launcher asks for its /readyz. */
+  gatewayInternalPort: number;
   host?: string;
   only?: readonly ServiceName[];
   /** Each line a process writes. */
@@ -43,24 +49,45 @@ export interface SystemOptions {
   /** Extra node flags for every process (e.g. --cpu-prof when profiling a benchmark). */
   nodeArgs?: string[];
   /**
-   * More than one API process of a service (`{ text: 2 }`): the second listens on a free port as
-   * process `text-2`. There is no load balancer here: the gateway gets every replica's URL (its
-   * TEXT_URL takes a comma-separated list) and spreads requests over them itself; other callers use
-   * the first replica.
+   * More API processes of a service, by their ports (`{ text: [port] }`): the second is process
+   * `text-2`. There is no load balancer here: the gateway gets every replica's URL (its TEXT_URL takes
+   * a comma-separated list) and spreads requests over them itself; other callers use the first replica.
    */
-  replicas?: Partial<Record<ServiceName, number>>;
+  replicaPorts?: Partial<Record<ServiceName, readonly number[]>>;
+  /**
+   * Processes run from another checkout (a rolling upgrade between two releases), by process name
+   * (`text`, `text-2`, `gateway`): that checkout's root, and settings of its own on top of `env`.
+   * The others run this checkout.
+   */
+  releases?: Record<string, ProcessRelease>;
+}
+
+/** Where a process's code comes from: a checkout (its root, with its own installed dependencies). */
+export interface ProcessRelease {
+  root: string;
+  env?: Record<string, string>;
 }
 
 export interface RunningSystem {
   urls: Record<ServiceName, string>;
+  /** The gateway's internal port: its /readyz and /metrics. */
+  gatewayInternalUrl: string;
   /** The processes of a service, by name (`files`, `files-worker`, ...). */
   processes(): string[];
   /** Kills one service's processes with a signal (a crash test uses SIGKILL) and does not restart them. */
   kill(service: ServiceName, signal?: NodeJS.Signals): Promise<void>;
   /** Starts a killed service again and waits until it is ready. */
   start(service: ServiceName): Promise<void>;
-  /** Stops one process as a rollout does (SIGTERM, then waits for its exit), starts it again and waits until it is ready. */
-  restart(process: string): Promise<void>;
+  /**
+   * Stops one process as a rollout does (SIGTERM, then waits for its exit), starts it again on its port
+   * (retried while that port is taken) and waits until it is ready; with `release`, from that checkout
+   * from now on (`{ root: repoRoot() }`: this one).
+   */
+  restart(process: string, release?: ProcessRelease): Promise<void>;
+  /** The checkout each process runs (its root). */
+  releaseOf(process: string): string;
+  /** A running process's pid (undefined once it exited). */
+  pidOf(process: string): number | undefined;
   stop(): Promise<void>;
 }
 
@@ -103,15 +130,10 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
     // A worker's health server takes any free port unless told otherwise: nobody routes to it here.
     env[`${envPrefix(s)}_WORKER_PORT`] ??= "0";
   }
-  // The gateway answers /readyz only on its internal port, which nobody else needs: any free one.
-  const gatewayInternalPort = Number(env.GATEWAY_INTERNAL_PORT) || (await freePort(host));
-  env.GATEWAY_INTERNAL_PORT = String(gatewayInternalPort);
-  const readinessPort = (service: ServiceName): number => (service === "gateway" ? gatewayInternalPort : opts.ports[service]);
-  const extraPorts = Object.fromEntries(
-    await Promise.all(
-      SERVICES.map(async (s) => [s, await Promise.all(Array.from({ length: Math.max(0, (opts.replicas?.[s] ?? 1) - 1) }, () => freePort(host)))] as const),
-    ),
-  ) as Record<ServiceName, number[]>;
+  // The gateway answers /readyz only on its internal port.
+  env.GATEWAY_INTERNAL_PORT = String(opts.gatewayInternalPort);
+  const readinessPort = (service: ServiceName): number => (service === "gateway" ? opts.gatewayInternalPort : opts.ports[service]);
+  const extraPorts = Object.fromEntries(SERVICES.map((s) => [s, opts.replicaPorts?.[s] ?? []])) as Record<ServiceName, readonly number[]>;
   // The gateway reaches every replica of a service itself.
   const gatewayEnv = Object.fromEntries(
     SERVICES.filter((s) => extraPorts[s].length > 0).map((s) => [
@@ -130,10 +152,14 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
   const restarting = new Set<string>();
   let shuttingDown = false;
 
+  const releases = new Map(Object.entries(opts.releases ?? {}));
   const launch = (spec: ProcessSpec): void => {
     const tail = new OutputTail((line) => opts.onOutput?.(spec.name, line));
-    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), "--import", "tsx", spec.entry], {
-      cwd: repoRoot(),
+    const release = releases.get(spec.name);
+    const root = release?.root ?? repoRoot();
+    // tsx from the process's own checkout (`--import` resolves from its working directory).
+    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), "--import", "tsx", path.join(root, path.relative(repoRoot(), spec.entry))], {
+      cwd: root,
       env: {
         ...env,
         ...spec.env,
@@ -142,7 +168,12 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
         INTERNAL_AUTH_SIGN: env.INTERNAL_AUTH_SIGN ?? "mac",
         INTERNAL_SIGNING_KEY: opts.internalKeys.signingKeys[deployableOf(spec)],
         INTERNAL_PUBLIC_KEYS: opts.internalKeys.publicKeys,
+        // billing-ledger's grant key, its own: it signs what it grants and checks the signatures it is shown.
+        ...(spec.service === "billing-ledger"
+          ? { GRANT_SIGNING_KEY: opts.internalKeys.grantSigningKey, GRANT_PUBLIC_KEYS: opts.internalKeys.grantPublicKeys }
+          : {}),
         ...(opts.brokerUrls?.[deployableOf(spec)] ? { RABBITMQ_URL: opts.brokerUrls[deployableOf(spec)] } : {}),
+        ...release?.env,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -187,18 +218,32 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
     await Promise.all(specs.map(waitReady));
   };
 
-  const restart = async (name: string): Promise<void> => {
+  /** A process back on the port the others know it by: launched again while that port is taken. */
+  const relaunch = async (spec: ProcessSpec): Promise<void> => {
+    // A launch that finds its port taken exits: that is no crash.
+    restarting.add(spec.name);
+    try {
+      await retryWhileAddressInUse(async () => {
+        launch(spec);
+        await waitReady(spec);
+      });
+    } finally {
+      restarting.delete(spec.name);
+    }
+  };
+
+  const restart = async (name: string, release?: ProcessRelease): Promise<void> => {
     const spec = SERVICES.flatMap(specsFor).find((s) => s.name === name);
     const entry = children.get(name);
     if (!spec || !entry) throw new Error(`no process ${name} (running: ${[...children.keys()].join(", ")})`);
     restarting.add(name);
     try {
       await terminate(entry.child, 30_000);
-      launch(spec);
-      await waitReady(spec);
     } finally {
       restarting.delete(name);
     }
+    if (release) releases.set(name, release);
+    await relaunch(spec);
   };
 
   const stopAll = async (): Promise<void> => {
@@ -220,6 +265,7 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
 
   return {
     urls,
+    gatewayInternalUrl: `http://${host}:${opts.gatewayInternalPort}`,
     processes: () => [...children.keys()],
     async kill(service, signal = "SIGKILL") {
       stopped.add(service);
@@ -227,8 +273,16 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
       for (const { child } of mine) child.kill(signal);
       await Promise.all(mine.map(({ child }) => exited(child)));
     },
-    start: startService,
+    async start(service) {
+      stopped.delete(service);
+      await Promise.all(specsFor(service).map(relaunch));
+    },
     restart,
+    releaseOf: (name) => releases.get(name)?.root ?? repoRoot(),
+    pidOf(name) {
+      const entry = children.get(name);
+      return entry && !hasExited(entry.child) ? entry.child.pid : undefined;
+    },
     stop: stopAll,
   };
 }

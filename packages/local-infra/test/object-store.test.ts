@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { Client, type ClientOptions } from "minio";
 import { startObjectStore, type ObjectStoreHandle } from "../src";
-import { freePort } from "../src/port";
+import { retryWhileAddressInUse } from "../src/port";
 import { png, tempDir } from "./fixtures";
 
 function clientOptions(store: ObjectStoreHandle, secretKey = store.secretKey): ClientOptions {
@@ -36,7 +36,7 @@ describe("local object store (s3rver) through the minio client", () => {
 
   beforeAll(async () => {
     dataDir = await tempDir("object-store");
-    store = await startObjectStore({ port: await freePort(), dataDir, buckets: [bucket, "scratch"] });
+    store = await startObjectStore({ port: 0, dataDir, buckets: [bucket, "scratch"] });
   });
 
   afterAll(async () => {
@@ -106,14 +106,13 @@ describe("local object store (s3rver) through the minio client", () => {
 describe("object store lifecycle", () => {
   it("keeps objects in its data folder across a restart, and frees the port on stop()", async () => {
     const dataDir = await tempDir("object-store-restart");
-    const port = await freePort();
     try {
-      const first = await startObjectStore({ port, dataDir, buckets: ["keep"] });
+      const first = await startObjectStore({ port: 0, dataDir, buckets: ["keep"] });
       await client(first).putObject("keep", "a.txt", Buffer.from("kept"));
       await first.stop();
       await expect(client(first).listBuckets()).rejects.toMatchObject({ code: "ECONNREFUSED" });
 
-      const second = await startObjectStore({ port, dataDir, buckets: ["keep"] });
+      const second = await retryWhileAddressInUse(() => startObjectStore({ port: first.port, dataDir, buckets: ["keep"] }));
       try {
         expect(second.startedByUs).toBe(true);
         expect((await readAll(await client(second).getObject("keep", "a.txt"))).toString()).toBe("kept");

@@ -75,7 +75,7 @@ export class LimitExceededError extends EngineError {
   readonly code = "payload_too_large";
 
   constructor(
-    readonly limit: "files" | "pages" | "characters" | "pixels" | "output_pixels",
+    readonly limit: "files" | "pages" | "characters" | "pixels" | "output_pixels" | "prompt_characters" | "file_bytes",
     readonly max: number,
     readonly actual: number,
     message: string,
@@ -108,6 +108,23 @@ export class EngineAbortedError extends EngineError {
  */
 export class EngineUnavailableError extends EngineError {
   readonly code = "model_unavailable";
+}
+
+/**
+ * An upstream model did not produce the job's result: it failed after failover, refused, timed out, lost
+ * its connection once the request was sent, or answered something that is no result. The job fails with
+ * `upstream_error` (`upstream_timeout` when it did not answer in time) and nothing is charged; `mayHaveRun`
+ * says the upstream may have done (and billed us for) the work all the same.
+ */
+export class UpstreamFailedError extends EngineError {
+  constructor(
+    readonly code: "upstream_error" | "upstream_timeout",
+    message: string,
+    readonly mayHaveRun: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(message, { may_have_run: mayHaveRun }, options);
+  }
 }
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -173,8 +173,13 @@ export type LocalModelSettings<Id extends LocalModelId> = z.infer<(typeof LOCAL_
  */
 export function parseModelSettings<Id extends LocalModelId>(id: Id, settings: unknown): LocalModelSettings<Id> {
   const model: LocalModelDefinition = LOCAL_MODELS[id];
+  return parseSettings(model, id, settings) as LocalModelSettings<Id>;
+}
+
+/** The same check against any model's settings schema (an upstream model's included), named `modelName` in messages. */
+export function parseSettings(model: { settings: z.ZodType; settingsHelp: readonly string[] }, id: string, settings: unknown): unknown {
   const parsed = model.settings.safeParse(settings ?? {});
-  if (parsed.success) return parsed.data as LocalModelSettings<Id>;
+  if (parsed.success) return parsed.data;
   const accepted = model.settingsHelp.length > 0 ? `model ${id} accepts: ${model.settingsHelp.join("; ")}` : `model ${id} takes no settings`;
   const issue = parsed.error.issues[0];
   if (issue?.code === "unrecognized_keys") {
@@ -263,3 +268,14 @@ export function createLocalEngines(options: LocalEnginesOptions = {}): LocalEngi
     },
   };
 }
+export {
+  DEFAULT_IMAGE_PROMPT,
+  DEFAULT_TEXT_INSTRUCTIONS,
+  measureUpstream,
+  runUpstream,
+  type UpstreamInputFile,
+  type UpstreamMediaInput,
+  type UpstreamMediaResult,
+  type UpstreamRoute,
+} from "./upstream/upstream-media";
+export { MAX_IMAGE_SIDE } from "./upstream/page-images";

@@ -13,13 +13,21 @@ import { signMessage } from "./message-signature";
 import { Publisher } from "./publisher";
 import { deadLetterCounter, refusalCounter, type DeadLetterCounter, type RefusalCounter } from "./refusal-metric";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy";
-import { assertQueueSpec, checkDeclaredByConsumer, declareExchanges, EXCHANGE, unroutedMessageCount, type QueueSpec } from "./topology";
+import { assertQueueSpec, checkDeclaredByConsumer, checkTopology, declareTopology, EXCHANGE, unroutedMessageCount, type QueueSpec } from "./topology";
 
 export interface BusOptions {
   /** amqp://user:pass@host:port/vhost; add ?heartbeat=N to detect a dead peer sooner than the broker's default. */
   url: string;
   /** Shown as the connection name in the broker and set as each message's app id. */
   name: string;
+  /**
+   * `declare`: this process owns the bus topology (TOPOLOGY_OWNER, billing-ledger; or a test standing in
+   * for it) and declares the exchanges and the unrouted queue on every connect, which its broker user
+   * alone may. `await`: every other deployable only checks they exist (passive declarations); until the
+   * owner has declared them it keeps connecting again, connectBus resolves without a connection, and
+   * `waitingForTopology()` says so (its readiness reports it).
+   */
+  topology: "declare" | "await";
   /**
    * The process's keys (INTERNAL_SIGNING_KEY, INTERNAL_PUBLIC_KEYS): every message it publishes is signed
    * as `keys.self`, and its consumers take only messages signed by a producer the catalog names.
@@ -82,13 +90,19 @@ export interface Bus {
    */
   requireQueue(spec: QueueSpec): void;
   isConnected(): boolean;
+  /** Not connected only because the topology's owner has not declared the exchanges yet (BusOptions.topology `await`). */
+  waitingForTopology(): boolean;
   /** Messages waiting in the unrouted queue; BusUnavailableError at once while there is no connection. */
   unroutedMessageCount(): Promise<number>;
   /** Stops every consumer (waiting for its handlers), waits for publishes under way and closes the connection. */
   close(): Promise<void>;
 }
 
-/** Connects to the broker, declares the exchanges, and resolves once the first connection is up. */
+/**
+ * Connects to the broker and resolves once the first connection is up, having declared the topology (its
+ * owner) or found it declared; or, for a process that awaits it, once the broker answered that it is not
+ * declared yet: the bus then connects by itself as soon as it is.
+ */
 export async function connectBus(options: BusOptions): Promise<Bus> {
   const bus = new AmqpBus(options);
   try {
@@ -130,7 +144,7 @@ class AmqpBus implements Bus {
       name: options.name,
       logger: this.logger,
       reconnect: options.reconnect,
-      setup: (model) => declareExchanges(model),
+      setup: options.topology === "declare" ? (model) => declareTopology(model, this.logger) : checkTopology,
     });
     this.publisher = new Publisher(this.connection, this.logger);
     if (options.registry) {
@@ -144,7 +158,7 @@ class AmqpBus implements Bus {
 
   async start(timeoutMs: number): Promise<void> {
     this.connection.start();
-    await this.connection.waitForModel(timeoutMs);
+    await this.connection.waitForBroker(timeoutMs);
   }
 
   async publish<K extends RoutingKey>(routingKey: K, payload: MessagePayload<K>, options: PublishOptions = {}): Promise<string> {
@@ -190,6 +204,10 @@ class AmqpBus implements Bus {
 
   isConnected(): boolean {
     return this.connection.current !== null;
+  }
+
+  waitingForTopology(): boolean {
+    return this.connection.waitingForTopology;
   }
 
   async unroutedMessageCount(): Promise<number> {

@@ -1,5 +1,5 @@
 import { connect, type ChannelModel } from "amqplib";
-import { BusUnavailableError } from "./errors";
+import { BusUnavailableError, TopologyNotDeclaredError } from "./errors";
 import type { BusLogger } from "./logger";
 
 export interface ReconnectOptions {
@@ -20,6 +20,9 @@ interface ConnectionOptions {
 type ConnectedListener = (model: ChannelModel) => void;
 type Waiter = (model: ChannelModel | null) => void;
 
+/** While the topology's owner has not declared the exchanges, another attempt this often (not the backoff: it is the broker's answer, not an outage). */
+const TOPOLOGY_RETRY_MS = 1_000;
+
 /**
  * One AMQP connection kept open for the life of the bus: it reconnects with backoff whenever the broker
  * drops it, and tells listeners each time a fresh connection is ready so they can reopen their channels.
@@ -28,7 +31,10 @@ export class BusConnection {
   private model: ChannelModel | null = null;
   private closing = false;
   private lastError: Error | undefined;
+  /** The broker answered the last attempt, but the topology's owner has not declared the exchanges yet. */
+  private awaitingTopology = false;
   private readonly waiters = new Set<Waiter>();
+  private readonly topologyWaiters = new Set<() => void>();
   private readonly listeners = new Set<ConnectedListener>();
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -45,6 +51,11 @@ export class BusConnection {
 
   get isClosed(): boolean {
     return this.closing;
+  }
+
+  /** Not connected because the exchanges are not declared yet (it connects again until they are). */
+  get waitingForTopology(): boolean {
+    return this.model === null && this.awaitingTopology;
   }
 
   onConnected(listener: ConnectedListener): () => void {
@@ -74,6 +85,41 @@ export class BusConnection {
     });
   }
 
+  /**
+   * The open connection, or null once the broker has answered that the topology is not declared yet
+   * (the connection follows when it is); BusUnavailableError when neither happened within timeoutMs.
+   */
+  waitForBroker(timeoutMs: number): Promise<ChannelModel | null> {
+    if (this.closing) return Promise.reject(new BusUnavailableError("the bus is closed"));
+    if (this.model) return Promise.resolve(this.model);
+    if (this.awaitingTopology) return Promise.resolve(null);
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+        this.topologyWaiters.delete(topologyMissing);
+      };
+      const timer = setTimeout(
+        () => {
+          done();
+          reject(new BusUnavailableError(this.unavailableMessage(timeoutMs)));
+        },
+        Math.max(timeoutMs, 0),
+      );
+      const waiter: Waiter = (model) => {
+        done();
+        if (model) resolve(model);
+        else reject(new BusUnavailableError("the bus is closed"));
+      };
+      const topologyMissing = () => {
+        done();
+        resolve(null);
+      };
+      this.waiters.add(waiter);
+      this.topologyWaiters.add(topologyMissing);
+    });
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     for (const waiter of [...this.waiters]) waiter(null);
@@ -93,6 +139,12 @@ export class BusConnection {
     let failures = 0;
     while (!this.closing) {
       const opened = await this.open();
+      if (!opened && this.awaitingTopology) {
+        for (const waiter of [...this.topologyWaiters]) waiter();
+        failures = 0;
+        await this.pause(TOPOLOGY_RETRY_MS);
+        continue;
+      }
       if (!opened) {
         failures++;
         await this.pause(this.delay(failures));
@@ -136,7 +188,15 @@ export class BusConnection {
       return { model: opened, closed };
     } catch (err) {
       this.lastError = err instanceof Error ? err : new Error(String(err));
-      this.options.logger.warn({ bus: this.options.name, err: this.lastError.message }, "broker connection attempt failed");
+      const topologyMissing = err instanceof TopologyNotDeclaredError;
+      // Said once while waiting for the topology's owner, not at every attempt.
+      if (!topologyMissing || !this.awaitingTopology) {
+        this.options.logger.warn(
+          { bus: this.options.name, err: this.lastError.message },
+          topologyMissing ? "waiting for the bus topology to be declared" : "broker connection attempt failed",
+        );
+      }
+      this.awaitingTopology = topologyMissing;
       if (model) await model.close().catch(() => undefined);
       return null;
     }
@@ -145,6 +205,7 @@ export class BusConnection {
   private serve(model: ChannelModel): void {
     this.model = model;
     this.lastError = undefined;
+    this.awaitingTopology = false;
     this.options.logger.info({ bus: this.options.name }, "connected to the broker");
     for (const waiter of [...this.waiters]) waiter(model);
     for (const listener of [...this.listeners]) {

@@ -98,11 +98,15 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     return this.spec.queue;
   }
 
-  /** Attaches on the current connection (waiting up to timeoutMs for one) and on every later one. */
+  /**
+   * Attaches on the current connection (waiting up to timeoutMs for one) and on every later one; while
+   * the topology is not declared yet, on the first connection once it is.
+   */
   async start(timeoutMs: number): Promise<void> {
     this.unsubscribe = this.connection.onConnected((model) => void this.attachQuietly(model));
     try {
-      await this.attach(await this.connection.waitForModel(timeoutMs));
+      const model = await this.connection.waitForBroker(timeoutMs);
+      if (model) await this.attach(model);
     } catch (err) {
       this.stopped = true;
       this.unsubscribe();

@@ -11,6 +11,14 @@ export class QueueNotDeclaredError extends Error {
   override readonly name = "QueueNotDeclaredError";
 }
 
+/**
+ * The bus's exchanges are not declared on this broker yet: only the topology's owner (billing-ledger)
+ * declares them, and every other deployable waits for it, connecting again until they exist.
+ */
+export class TopologyNotDeclaredError extends Error {
+  override readonly name = "TopologyNotDeclaredError";
+}
+
 /** The broker refused a message (basic.nack): it was not stored and may be published again. */
 export class PublishNackedError extends Error {
   override readonly name = "PublishNackedError";

@@ -1,13 +1,14 @@
 export { connectBus, type Bus, type BusOptions, type PublishOptions, type ConsumeOptions, type ConsumeSingleOptions, type ConsumeBatchOptions } from "./bus";
 export type { Consumer, MessageMeta, MessageHandler, BatchHandler, BatchItem, BatchOutcome } from "./consumer";
 export type { ReconnectOptions } from "./connection";
-export { BusUnavailableError, QueueNotDeclaredError, PublishNackedError, InvalidMessageError, NonRetryableError } from "./errors";
+export { BusUnavailableError, QueueNotDeclaredError, TopologyNotDeclaredError, PublishNackedError, InvalidMessageError, NonRetryableError } from "./errors";
 export { silentLogger, type BusLogger } from "./logger";
 export { parseMessage, isRoutingKey } from "./catalog";
 export { MessageHeaders } from "./message-headers";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy, type DeadLetterReason } from "./retry-policy";
 export {
   EXCHANGE,
+  TOPOLOGY_OWNER,
   UNROUTED_EXCHANGE,
   UNROUTED_QUEUE,
   UNROUTED_QUEUE_MAX_LENGTH,

@@ -1,12 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { BusExchanges, type RoutingKey } from "@meter/contracts";
+import { BusExchanges, TOPOLOGY_OWNER, type RoutingKey } from "@meter/contracts";
 import type { Channel, ChannelModel, ConfirmChannel, Message, Options } from "amqplib";
 import { publishConfirmed } from "./confirm";
-import { QueueNotDeclaredError } from "./errors";
+import { QueueNotDeclaredError, TopologyNotDeclaredError } from "./errors";
+import type { BusLogger } from "./logger";
 import { carriedHeaders, MessageHeaders, readRoutingKey, type HeaderTable } from "./message-headers";
 
 /** The one topic exchange every message is published to, with its routing key from the catalog. */
 export const EXCHANGE = BusExchanges.main;
+/** The deployable that declares the exchanges and the unrouted queue (BusOptions.topology "declare"); every other one waits for them. */
+export { TOPOLOGY_OWNER };
 /** Where the broker puts a message that no queue is bound to, instead of dropping it (an alternate exchange). */
 export const UNROUTED_EXCHANGE = BusExchanges.unrouted;
 export const UNROUTED_QUEUE = BusExchanges.unrouted;
@@ -20,14 +23,12 @@ export const UNROUTED_QUEUE = BusExchanges.unrouted;
  * (Bus.requireQueue).
  */
 export const UNROUTED_QUEUE_MAX_LENGTH = 10_000;
-const UNROUTED_QUEUE_OPTIONS: Options.AssertQueue = {
-  durable: true,
-  arguments: { "x-max-length": UNROUTED_QUEUE_MAX_LENGTH, "x-overflow": "drop-head" },
-};
 /** AMQP reply code when a queue exists with other arguments than those declared. */
 const PRECONDITION_FAILED = 406;
 /** AMQP reply code of a passive declaration of something that does not exist. */
 const NOT_FOUND = 404;
+/** AMQP reply code of what the user has no right to do. */
+const ACCESS_REFUSED = 403;
 
 export function deadLetterQueueName(queue: string): string {
   return `${queue}.dlq`;
@@ -59,14 +60,48 @@ export function assertQueueSpec({ queue, routingKeys }: QueueSpec): void {
   if (routingKeys.length === 0) throw new TypeError(`queue "${queue}" needs at least one routing key`);
 }
 
-/** Runs on every (re)connect. Each step gets a channel of its own, since a refused declaration closes its channel. */
-export async function declareExchanges(model: ChannelModel): Promise<void> {
+/**
+ * The topology's owner (TOPOLOGY_OWNER) declares the exchanges and the unrouted queue on every
+ * (re)connect; its broker user alone may (contracts' brokerRights). The unrouted queue is a quorum queue,
+ * bound to its fanout exchange; one an earlier release declared otherwise (classic) is moved to it as a
+ * consumer's queues are (moveQueue), through that exchange, keeping its messages. Each step gets a
+ * channel of its own, since a refused declaration closes its channel.
+ */
+export async function declareTopology(model: ChannelModel, logger: BusLogger): Promise<void> {
   await withChannel(model, (channel) => channel.assertExchange(UNROUTED_EXCHANGE, "fanout", { durable: true }));
-  await declareUnroutedQueue(model);
+  const via = { exchange: UNROUTED_EXCHANGE, type: "fanout" } as const;
+  if (await declareIfEquivalent(model, UNROUTED)) await finishMove(model, via, UNROUTED);
+  else {
+    await moveQueue(model, via, UNROUTED).catch((err: { code?: unknown }) => {
+      if (err.code !== ACCESS_REFUSED) throw err;
+      // The broker users of the previous release (run broker-users.sh after rolling out): the queue only
+      // serves diagnosis, so the owner goes on with it as it is and moves it on a later connect.
+      logger.warn({ queue: UNROUTED_QUEUE }, "the unrouted queue stays classic until this user may move it (broker-users.sh of this release)");
+    });
+  }
   await withChannel(model, async (channel) => {
     await channel.bindQueue(UNROUTED_QUEUE, UNROUTED_EXCHANGE, "");
     await channel.assertExchange(EXCHANGE, "topic", { durable: true, alternateExchange: UNROUTED_EXCHANGE });
   });
+}
+
+/**
+ * What every other deployable does on each (re)connect: checks, by passive declarations (which need no
+ * right), that the owner has declared the exchanges. TopologyNotDeclaredError while it has not: the
+ * connection is attempted again until it has (BusConnection), and the process says so in its readiness.
+ */
+export async function checkTopology(model: ChannelModel): Promise<void> {
+  try {
+    await withChannel(model, async (channel) => {
+      await channel.checkExchange(UNROUTED_EXCHANGE);
+      await channel.checkExchange(EXCHANGE);
+    });
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== NOT_FOUND) throw err;
+    throw new TopologyNotDeclaredError(
+      `the exchange "${EXCHANGE}" is not declared yet: ${TOPOLOGY_OWNER}, which owns the bus topology, has not run on this broker`,
+    );
+  }
 }
 
 /** How many messages wait in the unrouted queue (published while no queue was bound to their key). */
@@ -89,19 +124,6 @@ export async function checkDeclaredByConsumer(model: ChannelModel, queue: string
   } catch (err) {
     if ((err as { code?: unknown }).code !== NOT_FOUND) throw err;
     throw new QueueNotDeclaredError(`queue "${queue}" is not declared yet: its consumer has not run on this broker`);
-  }
-}
-
-async function declareUnroutedQueue(model: ChannelModel): Promise<void> {
-  try {
-    await withChannel(model, (channel) => channel.assertQueue(UNROUTED_QUEUE, UNROUTED_QUEUE_OPTIONS));
-  } catch (err) {
-    if ((err as { code?: unknown }).code !== PRECONDITION_FAILED) throw err;
-    // Declared unbounded by an earlier version, and a queue's arguments cannot change in place. It only
-    // holds messages nobody consumed, so it is replaced. Two processes doing this at once both end with
-    // the bounded queue; one that loses the race fails this attempt and connects again.
-    await withChannel(model, (channel) => channel.deleteQueue(UNROUTED_QUEUE));
-    await withChannel(model, (channel) => channel.assertQueue(UNROUTED_QUEUE, UNROUTED_QUEUE_OPTIONS));
   }
 }
 
@@ -143,6 +165,13 @@ interface DurableQueue {
  */
 const QUORUM = { "x-queue-type": "quorum" } as const;
 const AT_LEAST_ONCE = { "x-dead-letter-strategy": "at-least-once", "x-overflow": "reject-publish" } as const;
+
+/** The unrouted queue: quorum, like every durable queue, with its bound (drop-head: see UNROUTED_QUEUE_MAX_LENGTH). */
+const UNROUTED: DurableQueue = {
+  name: UNROUTED_QUEUE,
+  options: { durable: true, arguments: { ...QUORUM, "x-max-length": UNROUTED_QUEUE_MAX_LENGTH, "x-overflow": "drop-head" } },
+  bindings: [{ exchange: UNROUTED_EXCHANGE, key: "" }],
+};
 
 /** A consumer's work queue, dead-letter queue and delay queues, in the order they are declared: the work queue's bindings create the moves exchange. */
 function durableQueues({ queue, routingKeys }: QueueSpec, delaysMs: readonly number[]): DurableQueue[] {
@@ -190,9 +219,10 @@ function durableQueues({ queue, routingKeys }: QueueSpec, delaysMs: readonly num
 export async function declareConsumerQueues(model: ChannelModel, spec: QueueSpec, delaysMs: readonly number[]): Promise<void> {
   assertQueueSpec(spec);
   const moves = movesExchangeName(spec.queue);
+  const via = { exchange: moves, type: "direct" } as const;
   for (const queue of durableQueues(spec, delaysMs)) {
-    if (!(await declareIfEquivalent(model, queue))) await moveQueue(model, moves, queue);
-    else await finishMove(model, moves, queue);
+    if (!(await declareIfEquivalent(model, queue))) await moveQueue(model, via, queue);
+    else await finishMove(model, via, queue);
     await withChannel(model, async (channel) => {
       for (const { exchange, key } of queue.bindings) {
         if (exchange === moves) await channel.assertExchange(moves, "direct", { durable: true });
@@ -219,6 +249,16 @@ async function declareIfEquivalent(model: ChannelModel, queue: DurableQueue): Pr
 }
 
 /**
+ * The exchange a move copies messages through, each bound queue under its own name: a consumer's moves
+ * exchange (direct), or for the unrouted queue its own fanout exchange, which reaches whichever of the
+ * old, holding and new queue is bound at that step (only one is while messages are copied).
+ */
+interface MoveVia {
+  exchange: string;
+  type: "direct" | "fanout";
+}
+
+/**
  * A queue's type and arguments cannot change in place, so it is replaced without losing a message: a
  * holding queue (`<name>.moving`, declared like the new one) takes its bindings first, so what is published
  * meanwhile lands there; the old queue, unbound, is emptied into it and deleted once empty and unused (an
@@ -227,10 +267,11 @@ async function declareIfEquivalent(model: ChannelModel, queue: DurableQueue): Pr
  * bound may arrive twice, as any redelivery may; none is lost. Every step can be repeated, so a process
  * that dies halfway leaves work the next attempt finishes.
  */
-async function moveQueue(model: ChannelModel, moves: string, queue: DurableQueue): Promise<void> {
+async function moveQueue(model: ChannelModel, via: MoveVia, queue: DurableQueue): Promise<void> {
   const holding = movingQueueName(queue.name);
+  const moves = via.exchange;
   await withChannel(model, async (channel) => {
-    await channel.assertExchange(moves, "direct", { durable: true });
+    await channel.assertExchange(moves, via.type, { durable: true });
     await channel.assertQueue(holding, queue.options);
     await channel.bindQueue(holding, moves, holding);
     for (const { exchange, key } of queue.bindings) await channel.bindQueue(holding, exchange, key);
@@ -239,12 +280,13 @@ async function moveQueue(model: ChannelModel, moves: string, queue: DurableQueue
   await transfer(model, queue.name, moves, holding);
   await withChannel(model, (channel) => channel.deleteQueue(queue.name, { ifEmpty: true, ifUnused: true }));
   await withChannel(model, (channel) => channel.assertQueue(queue.name, queue.options));
-  await finishMove(model, moves, queue);
+  await finishMove(model, via, queue);
 }
 
 /** Empties a holding queue left by moveQueue back into its queue, which is declared anew and bound under its name on the moves exchange. */
-async function finishMove(model: ChannelModel, moves: string, queue: DurableQueue): Promise<void> {
+async function finishMove(model: ChannelModel, via: MoveVia, queue: DurableQueue): Promise<void> {
   const holding = movingQueueName(queue.name);
+  const moves = via.exchange;
   const exists = await withChannel(model, (channel) => channel.checkQueue(holding)).then(
     () => true,
     (err: { code?: unknown }) => {
@@ -254,7 +296,7 @@ async function finishMove(model: ChannelModel, moves: string, queue: DurableQueu
   );
   if (!exists) return;
   await withChannel(model, async (channel) => {
-    await channel.assertExchange(moves, "direct", { durable: true });
+    await channel.assertExchange(moves, via.type, { durable: true });
     for (const { exchange, key } of queue.bindings) await channel.bindQueue(queue.name, exchange, key);
     for (const { exchange, key } of [...queue.bindings, { exchange: moves, key: holding }]) await channel.unbindQueue(holding, exchange, key);
   });

@@ -11,7 +11,7 @@ const consumers: Consumer[] = [];
 
 beforeAll(async () => {
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "batch-test", keys: testKeys("text") });
+  bus = await connectBus({ topology: "declare", url: vhost.url, name: "batch-test", keys: testKeys("text") });
   inspector = await openInspector(vhost.url);
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { CommandQueues, type BusDeployable } from "@meter/contracts";
+import { BUS_DEPLOYABLES, BusExchanges, CommandQueues, TOPOLOGY_OWNER, type BusDeployable } from "@meter/contracts";
 import type { Channel } from "amqplib";
 import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import { connect } from "amqplib";
@@ -19,6 +19,8 @@ const consumers: Consumer[] = [];
 beforeAll(async () => {
   vhost = await createTestVhost();
   urls = await vhost.deployableUrls();
+  // The topology's owner first, as on any broker it ran on: the others only find its exchanges.
+  await busOf(TOPOLOGY_OWNER);
 });
 
 afterEach(async () => {
@@ -31,7 +33,8 @@ afterAll(async () => {
 });
 
 async function busOf(deployable: BusDeployable): Promise<Bus> {
-  const bus = await connectBus({ url: urls[deployable], name: deployable, keys: testKeys(deployable), connectTimeoutMs: 10_000 });
+  const topology = deployable === TOPOLOGY_OWNER ? "declare" : "await";
+  const bus = await connectBus({ url: urls[deployable], name: deployable, topology, keys: testKeys(deployable), connectTimeoutMs: 10_000 });
   buses.push(bus);
   return bus;
 }
@@ -106,22 +109,30 @@ test("each deployable's user does what its process does: declare, publish, consu
   await eventually(() => expect(revoked).toEqual([keyId]));
 });
 
-/** Runs one operation as the user on a channel of its own; resolves with the broker's refusal (or null when it did it). */
-async function refusalAs(deployable: BusDeployable, operation: (channel: Channel) => Promise<unknown>): Promise<string | null> {
+/** Runs operations as the user on one connection, a channel each (a refused one closes its channel); each one's refusal, or null when it did it. */
+async function refusalsAs(deployable: BusDeployable, operations: ((channel: Channel) => Promise<unknown>)[]): Promise<(string | null)[]> {
   const connection = await connect(urls[deployable]);
+  connection.on("error", () => undefined);
   try {
-    const channel = await connection.createChannel();
-    channel.on("error", () => undefined);
-    return await operation(channel).then(
-      () => null,
-      (err: Error) => err.message,
-    );
+    const out: (string | null)[] = [];
+    for (const operation of operations) {
+      const channel = await connection.createChannel();
+      channel.on("error", () => undefined);
+      out.push(
+        await operation(channel).then(
+          () => null,
+          (err: Error) => err.message,
+        ),
+      );
+      await channel.close().catch(() => undefined);
+    }
+    return out;
   } finally {
     await connection.close().catch(() => undefined);
   }
 }
 
-test("a producer cannot delete, declare or purge the queues it publishes to, and its commands still reach them", async () => {
+test("no user but its owner may delete, redeclare or purge an exchange or a queue: the topology's, and every consumer's; commands still reach them", async () => {
   const billing = await busOf("billing-ledger");
   const seen: string[] = [];
   consumers.push(
@@ -132,26 +143,52 @@ test("a producer cannot delete, declare or purge the queues it publishes to, and
       },
     }),
   );
-  const worker = await busOf("media-jobs-worker");
-  consumers.push(await worker.consume({ ...CommandQueues.mediaJobs, handler: async () => undefined }));
-  const theirs: [BusDeployable, string][] = [
-    ...(["text", "media-jobs", "media-jobs-worker"] as const).flatMap((d): [BusDeployable, string][] => [
-      [d, CommandQueues.billingHoldCommands.queue],
-      [d, `${CommandQueues.billingHoldCommands.queue}.dlq`],
-    ]),
-    ["media-jobs", CommandQueues.mediaJobs.queue],
-    ["files", CommandQueues.filesVerification.queue],
+  consumers.push(await (await busOf("media-jobs-worker")).consume({ ...CommandQueues.mediaJobs, handler: async () => undefined }));
+  consumers.push(await (await busOf("files-worker")).consume({ ...CommandQueues.filesVerification, handler: async () => undefined }));
+
+  type Owned = { kind: "exchange" | "queue"; name: string; owner: BusDeployable };
+  const consumersOf: [string, BusDeployable][] = [
+    [CommandQueues.billingHoldCommands.queue, "billing-ledger"],
+    [CommandQueues.mediaJobs.queue, "media-jobs-worker"],
+    [CommandQueues.filesVerification.queue, "files-worker"],
   ];
-  const refused = expect.stringMatching(/403 \(ACCESS-REFUSED\)/);
-  for (const [producer, queue] of theirs) {
-    const outcomes = {
-      // Unconditional: with configure on it, a delete would take the queue and every command waiting in it.
-      delete: await refusalAs(producer, (c) => c.deleteQueue(queue)),
-      declare: await refusalAs(producer, (c) => c.assertQueue(queue, { durable: true })),
-      purge: await refusalAs(producer, (c) => c.purgeQueue(queue)),
-    };
-    expect({ producer, queue, ...outcomes }).toEqual({ producer, queue, delete: refused, declare: refused, purge: refused });
+  const owned: Owned[] = [
+    { kind: "exchange", name: BusExchanges.main, owner: TOPOLOGY_OWNER },
+    { kind: "exchange", name: BusExchanges.unrouted, owner: TOPOLOGY_OWNER },
+    { kind: "queue", name: BusExchanges.unrouted, owner: TOPOLOGY_OWNER },
+    ...consumersOf.flatMap(([queue, owner]): Owned[] => [
+      { kind: "queue", name: queue, owner },
+      { kind: "queue", name: `${queue}.dlq`, owner },
+      { kind: "exchange", name: `${queue}.moves`, owner },
+    ]),
+  ];
+  const destructive = (o: Owned): Record<string, (c: Channel) => Promise<unknown>> =>
+    o.kind === "exchange"
+      ? {
+          // A plain delete drops every binding; "if unused" must be refused too, not answered 406 "in use".
+          delete: (c) => c.deleteExchange(o.name),
+          deleteIfUnused: (c) => c.deleteExchange(o.name, { ifUnused: true }),
+          redeclare: (c) => c.assertExchange(o.name, "topic", { durable: false, autoDelete: true }),
+        }
+      : {
+          delete: (c) => c.deleteQueue(o.name),
+          deleteIfEmpty: (c) => c.deleteQueue(o.name, { ifEmpty: true, ifUnused: true }),
+          redeclare: (c) => c.assertQueue(o.name, { durable: false, autoDelete: true }),
+          purge: (c) => c.purgeQueue(o.name),
+        };
+  const refused = "403 (ACCESS-REFUSED)";
+  const outcomes: string[] = [];
+  for (const user of BUS_DEPLOYABLES) {
+    const theirs = owned.filter((o) => o.owner !== user);
+    const calls = theirs.flatMap((o) => Object.entries(destructive(o)).map(([what, call]) => ({ label: `${user} ${what} ${o.kind} ${o.name}`, call })));
+    const answers = await refusalsAs(
+      user,
+      calls.map((c) => c.call),
+    );
+    answers.forEach((answer, i) => outcomes.push(`${calls[i]!.label}: ${answer?.includes(refused) ? "refused" : (answer ?? "done")}`));
   }
+  expect(outcomes.filter((o) => !o.endsWith(": refused"))).toEqual([]);
+  expect(outcomes.length).toBeGreaterThan(200);
 
   // Publishing to the exchange still reaches billing's queue, from each of its producers.
   const sent: string[] = [];

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { connect } from "amqplib";
 import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
 import {
   BusUnavailableError,
@@ -23,7 +24,13 @@ const consumers: Consumer[] = [];
 
 beforeAll(async () => {
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "bus-test", keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  bus = await connectBus({
+    topology: "declare",
+    url: vhost.url,
+    name: "bus-test",
+    keys: testKeys("billing-ledger"),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+  });
   inspector = await openInspector(vhost.url);
 });
 
@@ -183,8 +190,8 @@ test("a message published while no consumer runs is consumed when one starts", a
 
 test("a required queue's message is not published before its consumer has declared the queue, and never lands in the unrouted queue", async () => {
   const fresh = await createTestVhost();
-  const publisher = await connectBus({ url: fresh.url, name: "require-test", keys: testKeys("text") });
-  const consumerBus = await connectBus({ url: fresh.url, name: "require-test-consumer", keys: testKeys("billing-ledger") });
+  const consumerBus = await connectBus({ topology: "declare", url: fresh.url, name: "require-test-consumer", keys: testKeys("billing-ledger") });
+  const publisher = await connectBus({ topology: "await", url: fresh.url, name: "require-test", keys: testKeys("text") });
   const spec = { queue: queueName(), routingKeys: ["billing.hold.settle"] as const };
   const settle = () => ({ version: "v1" as const, hold_id: randomUUID(), amount_microrub: 7 });
   try {
@@ -217,7 +224,7 @@ test("a required queue's message is not published before its consumer has declar
 
 test("a message published before any queue is bound is kept in the unrouted queue, not dropped", async () => {
   const fresh = await createTestVhost();
-  const own = await connectBus({ url: fresh.url, name: "unrouted-test", keys: testKeys("text") });
+  const own = await connectBus({ topology: "declare", url: fresh.url, name: "unrouted-test", keys: testKeys("text") });
   const look = await openInspector(fresh.url);
   try {
     const messageId = await own.publish("billing.hold.settle", { version: "v1", hold_id: randomUUID(), amount_microrub: 7 });
@@ -255,7 +262,13 @@ test("the consumer survives the broker closing its connection", async () => {
 });
 
 test("publish fails with BusUnavailableError while the broker is unreachable and works once it is back", async () => {
-  const own = await connectBus({ url: vhost.url, name: "outage-test", keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  const own = await connectBus({
+    topology: "declare",
+    url: vhost.url,
+    name: "outage-test",
+    keys: testKeys("billing-ledger"),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+  });
   try {
     await vhost.denyAccess();
     await vhost.closeConnections();
@@ -273,13 +286,60 @@ test("publish fails with BusUnavailableError while the broker is unreachable and
 });
 
 test("a closed bus refuses to publish", async () => {
-  const own = await connectBus({ url: vhost.url, name: "closed-test", keys: testKeys("billing-ledger") });
+  const own = await connectBus({ topology: "declare", url: vhost.url, name: "closed-test", keys: testKeys("billing-ledger") });
   await own.close();
   await expect(own.publish("billing.key.revoked", revoked())).rejects.toBeInstanceOf(BusUnavailableError);
 });
 
 test("connectBus fails with BusUnavailableError when the broker cannot be reached", async () => {
   await expect(
-    connectBus({ url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", keys: testKeys("billing-ledger"), connectTimeoutMs: 500 }),
+    connectBus({ topology: "await", url: "amqp://guest:guest@127.0.0.1:1/", name: "nowhere", keys: testKeys("billing-ledger"), connectTimeoutMs: 500 }),
   ).rejects.toBeInstanceOf(BusUnavailableError);
+});
+
+test("a producer started before the topology's owner waits for its exchanges, says so, and connects once they are declared", async () => {
+  const fresh = await createTestVhost();
+  const producer = await connectBus({ topology: "await", url: fresh.url, name: "early-producer", keys: testKeys("text"), publishTimeoutMs: 300 });
+  const owner: Bus[] = [];
+  try {
+    // Up at once, not connected: nothing of the topology exists, and it declares none of it.
+    expect(producer.waitingForTopology()).toBe(true);
+    expect(producer.isConnected()).toBe(false);
+    await expect(producer.publish("billing.key.revoked", revoked())).rejects.toBeInstanceOf(BusUnavailableError);
+    // A consumer started meanwhile attaches once the topology is there.
+    const heard: string[] = [];
+    const early = await producer.consume({
+      queue: "early.revoked",
+      exclusive: true,
+      routingKeys: ["billing.key.revoked"],
+      handler: async ({ key_id }) => void heard.push(key_id),
+    });
+    consumers.push(early);
+    await sleep(1_500);
+    expect(producer.waitingForTopology()).toBe(true);
+    const look = await connect(fresh.url);
+    try {
+      for (const exchange of ["meter", "meter.unrouted"]) {
+        const channel = await look.createChannel();
+        channel.on("error", () => undefined);
+        await expect(channel.checkExchange(exchange)).rejects.toMatchObject({ code: 404 });
+      }
+    } finally {
+      await look.close();
+    }
+
+    owner.push(await connectBus({ topology: "declare", url: fresh.url, name: "owner", keys: testKeys("billing-ledger") }));
+    await eventually(() => expect(producer.isConnected()).toBe(true), 5_000);
+    expect(producer.waitingForTopology()).toBe(false);
+    const revocation = revoked();
+    await eventually(async () => {
+      await owner[0]!.publish("billing.key.revoked", revocation);
+      expect(heard).toContain(revocation.key_id);
+    }, 5_000);
+  } finally {
+    await Promise.all(consumers.splice(0).map((c) => c.stop()));
+    await producer.close();
+    await Promise.all(owner.map((b) => b.close()));
+    await fresh.drop();
+  }
 });

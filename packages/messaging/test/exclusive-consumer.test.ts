@@ -27,7 +27,13 @@ afterAll(async () => {
 const revoked = () => ({ version: "v1" as const, key_id: randomUUID() });
 
 async function replica(name: string): Promise<Bus> {
-  const bus = await connectBus({ url: vhost.url, name, keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 300 } });
+  const bus = await connectBus({
+    topology: "declare",
+    url: vhost.url,
+    name,
+    keys: testKeys("billing-ledger"),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+  });
   buses.push(bus);
   return bus;
 }

@@ -15,7 +15,13 @@ const extraBuses: Bus[] = [];
 
 beforeAll(async () => {
   [vhost, database] = await Promise.all([createTestVhost(), createOutboxDatabase()]);
-  bus = await connectBus({ url: vhost.url, name: "outbox-test", keys: testKeys("text"), reconnect: { initialDelayMs: 50, maxDelayMs: 200 } });
+  bus = await connectBus({
+    topology: "declare",
+    url: vhost.url,
+    name: "outbox-test",
+    keys: testKeys("text"),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+  });
   consumer = await bus.consume({
     queue: "outbox.test",
     routingKeys: ["billing.hold.settle", "billing.key.revoked"],
@@ -120,7 +126,7 @@ test("kick wakes an idle relay at once", async () => {
 });
 
 test("two relays on the same table publish every row exactly once", async () => {
-  const otherBus = await connectBus({ url: vhost.url, name: "outbox-test-2", keys: testKeys("text") });
+  const otherBus = await connectBus({ topology: "declare", url: vhost.url, name: "outbox-test-2", keys: testKeys("text") });
   extraBuses.push(otherBus);
   const published = [0, 0];
   const counting = (target: Bus, index: number): Pick<Bus, "publish"> => ({
@@ -176,8 +182,8 @@ test("rows written while the broker is unreachable are published once it is back
 test("a command whose consumer has not declared its queue yet waits in the outbox, never in the unrouted queue, and goes once it has", async () => {
   // A broker of its own: nothing here has ever declared the command queue.
   const fresh = await createTestVhost();
-  const producer = await connectBus({ url: fresh.url, name: "outbox-producer", keys: testKeys("text") });
-  const billing = await connectBus({ url: fresh.url, name: "outbox-consumer", keys: testKeys("billing-ledger") });
+  const billing = await connectBus({ topology: "declare", url: fresh.url, name: "outbox-consumer", keys: testKeys("billing-ledger") });
+  const producer = await connectBus({ topology: "await", url: fresh.url, name: "outbox-producer", keys: testKeys("text") });
   extraBuses.push(producer, billing);
   const spec = { queue: "outbox.commands", routingKeys: ["billing.hold.settle"] as const };
   producer.requireQueue(spec);

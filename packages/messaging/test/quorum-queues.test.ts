@@ -29,7 +29,13 @@ const consumers: Consumer[] = [];
 
 beforeEach(async () => {
   vhost = await createTestVhost();
-  bus = await connectBus({ url: vhost.url, name: "quorum-test", keys: testKeys("billing-ledger"), reconnect: { initialDelayMs: 50, maxDelayMs: 500 } });
+  bus = await connectBus({
+    topology: "declare",
+    url: vhost.url,
+    name: "quorum-test",
+    keys: testKeys("billing-ledger"),
+    reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+  });
   inspector = await openInspector(vhost.url);
   admin = await connect(vhost.url);
   admin.on("error", () => undefined);
@@ -116,7 +122,7 @@ test("a message its handler refused is counted on /metrics, replayed as a first 
   const calls: { messageId: string; attempt: number }[] = [];
   let refuse = true;
   const registry = new Registry();
-  const metered = await connectBus({ url: vhost.url, name: "quorum-metrics-test", keys: testKeys("billing-ledger"), registry });
+  const metered = await connectBus({ topology: "declare", url: vhost.url, name: "quorum-metrics-test", keys: testKeys("billing-ledger"), registry });
   consumers.push(
     await metered.consume({
       queue,
@@ -177,7 +183,7 @@ test("an install whose queues are classic is moved to quorum queues by the consu
   await old.assertQueue(delay, { durable: true, messageTtl: 3_600_000, deadLetterExchange: `${queue}.moves`, deadLetterRoutingKey: queue });
   await old.bindQueue(delay, `${queue}.moves`, delay);
   await old.close();
-  const files = await connectBus({ url: vhost.url, name: "quorum-files-test", keys: testKeys("files") });
+  const files = await connectBus({ topology: "declare", url: vhost.url, name: "quorum-files-test", keys: testKeys("files") });
   const upload = () => ({ version: "v1" as const, file_id: randomUUID() });
   try {
     // The previous release's consumer had moved one to its delay queue, and dead-lettered another.
@@ -193,7 +199,12 @@ test("an install whose queues are classic is moved to quorum queues by the consu
     expect(await inspector.messageCount(queue)).toBe(2);
     expect(await inspector.messageCount(delay)).toBe(1);
 
-    const own = await connectBus({ url: (await vhost.deployableUrls())["files-worker"], name: "files-worker", keys: testKeys("files-worker") });
+    const own = await connectBus({
+      topology: "await",
+      url: (await vhost.deployableUrls())["files-worker"],
+      name: "files-worker",
+      keys: testKeys("files-worker"),
+    });
     const handled: string[] = [];
     try {
       consumers.push(

@@ -17,8 +17,8 @@ const consumers: Consumer[] = [];
 beforeAll(async () => {
   vhost = await createTestVhost();
   // The consuming side reports refusals on its registry, as a service's /metrics does.
-  billing = await connectBus({ url: vhost.url, name: "billing-ledger", keys: testKeys("billing-ledger"), registry });
-  text = await connectBus({ url: vhost.url, name: "text", keys: testKeys("text") });
+  billing = await connectBus({ topology: "declare", url: vhost.url, name: "billing-ledger", keys: testKeys("billing-ledger"), registry });
+  text = await connectBus({ topology: "declare", url: vhost.url, name: "text", keys: testKeys("text") });
   inspector = await openInspector(vhost.url);
 });
 

@@ -77,6 +77,21 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** What a process started with an IPC channel tells its launcher once it listens. */
+export interface ListeningReport {
+  type: "listening";
+  port: number;
+  internalPort?: number;
+}
+
+/**
+ * Tells a launcher that started this process with port 0 which port it got, whatever the log level
+ * (packages/testing's startServiceProcess). Without an IPC channel (every deployment) it does nothing.
+ */
+function reportListening(report: ListeningReport): void {
+  process.send?.(report);
+}
+
 /** What a service's composition root hands to serve(): its HTTP handler and how to stop the rest. */
 export interface Composition {
   app: RequestListener;
@@ -131,6 +146,7 @@ export function serve<C extends { LOG_LEVEL: string; HOST: string; SHUTDOWN_DELA
       internalPort = await listen(internal, opts.internalPort(config), config.HOST);
     }
     logger.info({ port, ...(internalPort !== undefined ? { internalPort } : {}) }, `${opts.name} listening`);
+    reportListening({ type: "listening", port, ...(internalPort !== undefined ? { internalPort } : {}) });
     return {
       close: async () => {
         startDraining();

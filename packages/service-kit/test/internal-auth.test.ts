@@ -16,7 +16,7 @@ import {
 } from "../src";
 
 const keys = generateInternalKeySet();
-// The MAC scheme, what every deployable signs once an upgrade is done (mixed-releases.test.ts has the others).
+// The MAC scheme, what every deployable signs once an upgrade is done (upgrade-steps.test.ts has the others).
 const MAC = { sign: "mac", accept: "both" } as const;
 const authOf = (self: Deployable, publicKeys = keys.publicKeys, signingKey = keys.signingKeys[self]) =>
   new InternalAuth(parseInternalKeys(self, signingKey, publicKeys), MAC);

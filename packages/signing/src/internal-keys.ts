@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, type KeyObject } from "node:crypto";
 import { Deployable } from "@meter/contracts";
+import { generateGrantKeyPair } from "./grant-keys";
 
 /**
  * The keys of internal calls. Every deployable signs with an Ed25519 private key of its own
@@ -89,14 +90,29 @@ export function generateInternalKeyPair(
 
 /**
  * Fresh keys for every deployable at once (the local runner and the tests): what each process is
- * given as INTERNAL_SIGNING_KEY, and the public list all of them share.
+ * given as INTERNAL_SIGNING_KEY, the public list all of them share, and billing-ledger's grant key
+ * (GRANT_SIGNING_KEY, GRANT_PUBLIC_KEYS: ./grant-keys.ts).
  */
-export function generateInternalKeySet(): { signingKeys: Record<Deployable, string>; publicKeys: string } {
+export function generateInternalKeySet(): InternalKeySet {
   const pairs = Deployable.options.map((d) => [d, generateInternalKeyPair(d)] as const);
+  const grant = generateGrantKeyPair();
   return {
     signingKeys: Object.fromEntries(pairs.map(([d, p]) => [d, p.signingKey])) as Record<Deployable, string>,
     publicKeys: pairs.map(([, p]) => p.publicKey).join(","),
+    grantSigningKey: grant.signingKey,
+    grantPublicKeys: grant.publicKey,
   };
+}
+
+export interface InternalKeySet {
+  /** Each deployable's own INTERNAL_SIGNING_KEY. */
+  signingKeys: Record<Deployable, string>;
+  /** INTERNAL_PUBLIC_KEYS, the same for every process. */
+  publicKeys: string;
+  /** billing-ledger's GRANT_SIGNING_KEY (a secret of billing-ledger alone). */
+  grantSigningKey: string;
+  /** GRANT_PUBLIC_KEYS (not secret). */
+  grantPublicKeys: string;
 }
 
 function splitOnce(s: string, sep: string): [string, string | undefined] {

@@ -1,5 +1,4 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import { freePort } from "@meter/local-infra";
+import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
 
 /**
  * A TCP proxy between the services and the broker, to take the broker away from them in a test
@@ -15,7 +14,6 @@ export interface BrokerProxy {
 }
 
 export async function startBrokerProxy(target: { host: string; port: number } = brokerAddress()): Promise<BrokerProxy> {
-  const port = await freePort();
   const sockets = new Set<Socket>();
   let cut = false;
   const server: Server = createServer((client) => {
@@ -36,7 +34,8 @@ export async function startBrokerProxy(target: { host: string; port: number } = 
     client.pipe(upstream);
     upstream.pipe(client);
   });
-  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
   return {
     urlOf(brokerUrl) {
       const url = new URL(brokerUrl);

@@ -31,15 +31,24 @@ function testDatabaseName(serviceDir: string): string {
 
 export type TestDatabase = { url: string; drop(): Promise<void> };
 
+/** How a test database gets its schema: this checkout's migrations, or another release's own tool. */
+export type Migrate = (serviceDir: string, databaseUrl: string) => Promise<void>;
+
+/** Applies this checkout's migrations and SQL functions of the service to the database. */
+export async function thisCheckoutsMigrations(serviceDir: string, databaseUrl: string): Promise<void> {
+  await deployMigrations({ serviceDir, databaseUrl });
+}
+
 /**
- * A new database with the service's migrations and prisma/sql functions applied, on the server of the
- * service's database URL (its <SERVICE>_DATABASE_URL, else local PostgreSQL). Call drop() in afterAll.
+ * A new database with the service's migrations and prisma/sql functions applied (by `migrate`: those
+ * of this checkout unless told), on the server of the service's database URL (its
+ * <SERVICE>_DATABASE_URL, else local PostgreSQL). Call drop() in afterAll.
  */
-export async function createTestDatabase(serviceDir: string): Promise<TestDatabase> {
+export async function createTestDatabase(serviceDir: string, migrate: Migrate = thisCheckoutsMigrations): Promise<TestDatabase> {
   const url = withDatabaseName(serviceDatabaseUrl(serviceDir), testDatabaseName(serviceDir));
   await ensureDatabase(url);
   try {
-    await deployMigrations({ serviceDir, databaseUrl: url });
+    await migrate(serviceDir, url);
   } catch (error) {
     await dropDatabase(url);
     throw error;

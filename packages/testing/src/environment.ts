@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { envPrefix, ServiceCatalog, type ServiceName } from "@meter/contracts";
-import { ensureClamd, freePort, repoRoot, startObjectStore } from "@meter/local-infra";
-import { createTestDatabase } from "./database";
+import { ensureClamd, repoRoot, startObjectStore } from "@meter/local-infra";
+import { createTestDatabase, type Migrate } from "./database";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream";
 import { createTestVhost, type TestVhost } from "./rabbitmq";
 
@@ -19,12 +19,17 @@ export interface TestEnvironment {
   fake: FakeUpstream;
   /** The billing database, for the books check (when billing-ledger is among the services). */
   billingDatabaseUrl: string | undefined;
+  /** Each service's database, by service (the ones that have one). */
+  databaseUrls: Partial<Record<ServiceName, string>>;
   /** The run's vhost (env.RABBITMQ_URL is its administrator's URL). */
   vhost: TestVhost;
   close(): Promise<void>;
 }
 
-export async function prepareEnvironment(services: readonly ServiceName[], opts: { upstream?: FakeUpstream } = {}): Promise<TestEnvironment> {
+export async function prepareEnvironment(
+  services: readonly ServiceName[],
+  opts: { upstream?: FakeUpstream; /** How the databases get their schema (another release's tool). */ migrate?: Migrate } = {},
+): Promise<TestEnvironment> {
   const cleanups: (() => Promise<unknown>)[] = [];
   const close = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -37,15 +42,17 @@ export async function prepareEnvironment(services: readonly ServiceName[], opts:
     const adminToken = `adm_${randomBytes(16).toString("hex")}`;
     const env: Record<string, string> = { RABBITMQ_URL: vhost.url, ADMIN_TOKEN: adminToken, FAKE_UPSTREAM_API_KEY: "sk-fake-upstream" };
     let billingDatabaseUrl: string | undefined;
+    const databaseUrls: Partial<Record<ServiceName, string>> = {};
     for (const service of services) {
       if (!ServiceCatalog[service].database) continue;
-      const database = await createTestDatabase(path.join(repoRoot(), ServiceCatalog[service].dir));
+      const database = await createTestDatabase(path.join(repoRoot(), ServiceCatalog[service].dir), opts.migrate);
       cleanups.push(() => database.drop());
       env[`${envPrefix(service)}_DATABASE_URL`] = database.url;
+      databaseUrls[service] = database.url;
       if (service === "billing-ledger") billingDatabaseUrl = database.url;
     }
     if (services.includes("files")) Object.assign(env, await startFilesInfrastructure(cleanups));
-    return { env, adminToken, fake, billingDatabaseUrl, vhost, close };
+    return { env, adminToken, fake, billingDatabaseUrl, databaseUrls, vhost, close };
   } catch (e) {
     await close();
     throw e;
@@ -57,10 +64,9 @@ async function startFilesInfrastructure(cleanups: (() => Promise<unknown>)[]): P
   const dataDir = await mkdtemp(path.join(tmpdir(), "meter-test-"));
   cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
   const bucket = "meter-files-test";
-  const [storePort, clamdPort] = await Promise.all([freePort(), freePort()]);
   const [store, clamd] = await Promise.all([
-    startObjectStore({ port: storePort, buckets: [bucket], dataDir: path.join(dataDir, "store") }),
-    ensureClamd({ port: clamdPort, dataDir: path.join(dataDir, "clamd") }),
+    startObjectStore({ port: 0, buckets: [bucket], dataDir: path.join(dataDir, "store") }),
+    ensureClamd({ port: 0, dataDir: path.join(dataDir, "clamd") }),
   ]);
   cleanups.push(
     () => store.stop(),

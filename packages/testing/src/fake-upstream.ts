@@ -1,19 +1,32 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import {
+  describeImages,
+  editAnswer,
+  FAKE_IMAGE_TOKENS,
+  readDataUrl,
+  readEdit,
+  readImage,
+  type FakeImagePart,
+  type FakeImagesAnswer,
+} from "./fake-upstream-images";
 
 /**
- * A fake model upstream: a real HTTP server speaking three vendor wire protocols closely enough for the
+ * A fake model upstream: a real HTTP server speaking four vendor wire protocols closely enough for the
  * official SDKs to parse its answers, with switches for the failures that decide money.
  *
  * - `POST /v1/messages` (Anthropic Messages), base URL `anthropicBaseUrl` (the server root)
- * - `POST /v1/chat/completions` (OpenAI Chat Completions) and `POST /v1/responses` (OpenAI Responses),
- *   base URL `openaiBaseUrl` (ends in /v1)
+ * - `POST /v1/chat/completions` (OpenAI Chat Completions), `POST /v1/responses` (OpenAI Responses) and
+ *   `POST /v1/images/edits` (the Images API, multipart), base URL `openaiBaseUrl` (ends in /v1)
  *
- * It answers `Fake reply to: <text of the last user message>`, counting ceil(UTF-8 bytes / 4) tokens
- * (input: system/instructions plus every message text; output: the answer), and honours the request's
- * token limit like a real upstream: it cuts the answer and says so (`max_tokens`, `length`, `incomplete`).
- * Like OpenAI, `/v1/responses` refuses `max_output_tokens` below 16.
+ * It answers `Fake reply to: <text of the last user message>`, followed by `[image n: <type>, <bytes>
+ * bytes]` for each image that message carried (base64 image blocks, checked against their declared type
+ * as the vendors do), counting ceil(UTF-8 bytes / 4) tokens (input: system/instructions plus every
+ * message text, and FAKE_IMAGE_TOKENS per image; output: the answer), and honours the request's token
+ * limit like a real upstream: it cuts the answer and says so (`max_tokens`, `length`, `incomplete`).
+ * Like OpenAI, `/v1/responses` refuses `max_output_tokens` below 16. An image edit answers the image
+ * inverted, in `b64_json` (fake-upstream-images.ts).
  */
 
 export type FakeUsageMode =
@@ -56,6 +69,8 @@ export interface FakeUpstreamSwitches {
    * others are answered; counted from this setting. A steady share of failures, never n in a row.
    */
   failEvery?: number;
+  /** What an image edit answers (a strange answer is still a 200). */
+  imagesAnswer?: FakeImagesAnswer;
 }
 
 export interface FakeUpstreamCall {
@@ -63,7 +78,7 @@ export interface FakeUpstreamCall {
   /** Without the query string. */
   path: string;
   headers: IncomingHttpHeaders;
-  /** The parsed JSON body, or the raw text when it was not JSON. */
+  /** The parsed JSON body, the raw text when it was not JSON, or an image edit's fields (FakeEditCall). */
   body: unknown;
 }
 
@@ -93,6 +108,8 @@ interface Conversation {
   model: string;
   lastUserText: string;
   inputText: string;
+  /** Images in the whole conversation, each counted as FAKE_IMAGE_TOKENS input tokens. */
+  images: number;
   maxTokens: number | undefined;
 }
 
@@ -127,15 +144,19 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const raw = bytes.toString("utf8");
     const path = (req.url ?? "/").split("?")[0]!;
-    let body: unknown = raw;
-    let parsedOk = false;
-    try {
-      body = JSON.parse(raw);
-      parsedOk = true;
-    } catch {
-      // recorded as text; answered 400 below
+    const edit = path === EDITS ? await readEdit(bytes, req.headers["content-type"]) : undefined;
+    let body: unknown = edit ? edit.call : raw;
+    let parsedOk = edit !== undefined;
+    if (!edit) {
+      try {
+        body = JSON.parse(raw);
+        parsedOk = true;
+      } catch {
+        // recorded as text; answered 400 below
+      }
     }
     calls.push({ method: req.method ?? "", path, headers: req.headers, body });
     const vendor: FakeVendor = path === "/v1/messages" ? "anthropic" : "openai";
@@ -158,11 +179,17 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       sendError(res, vendor, 404, fakeVendorError(vendor, 404, `no route for ${req.method} ${path}`));
       return;
     }
+    if (edit && "error" in edit) {
+      sendError(res, vendor, 400, fakeVendorError(vendor, 400, edit.error));
+      return;
+    }
     if (!parsedOk || typeof body !== "object" || body === null) {
       sendError(res, vendor, 400, fakeVendorError(vendor, 400, "the request body must be a JSON object"));
       return;
     }
-    const reply = replyTo(path, body as Record<string, unknown>, current.usage ?? "normal");
+    const reply = edit
+      ? await editAnswer(edit.call, edit.image, current.imagesAnswer ?? "normal")
+      : replyTo(path, body as Record<string, unknown>, current.usage ?? "normal");
     if (typeof reply === "string") {
       sendError(res, vendor, 400, fakeVendorError(vendor, 400, reply));
       return;
@@ -235,13 +262,14 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   };
 }
 
-const ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses"]);
+const EDITS = "/v1/images/edits";
+const ROUTES = new Set(["/v1/messages", "/v1/chat/completions", "/v1/responses", EDITS]);
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }
@@ -304,7 +332,7 @@ function replyTo(path: string, body: Record<string, unknown>, usage: FakeUsageMo
   const full = `Fake reply to: ${conversation.lastUserText}`;
   const text = conversation.maxTokens === undefined ? full : truncateToTokens(full, conversation.maxTokens);
   const cut = text.length < full.length;
-  const tokens = usageNumbers(usage, conversation.inputText, text);
+  const tokens = usageNumbers(usage, conversation.inputText, text, conversation.images);
   if (path === "/v1/messages") return anthropicMessage(conversation, text, cut, tokens);
   if (path === "/v1/chat/completions") return chatCompletion(conversation, text, cut, tokens);
   return responseObject(body, conversation, text, cut, tokens);
@@ -312,7 +340,7 @@ function replyTo(path: string, body: Record<string, unknown>, usage: FakeUsageMo
 
 type Tokens = { input: number; output: number } | undefined;
 
-function usageNumbers(mode: FakeUsageMode, inputText: string, outputText: string): Tokens {
+function usageNumbers(mode: FakeUsageMode, inputText: string, outputText: string, images: number): Tokens {
   switch (mode) {
     case "missing":
       return undefined;
@@ -323,7 +351,7 @@ function usageNumbers(mode: FakeUsageMode, inputText: string, outputText: string
     case "negative":
       return { input: -1, output: -10 };
     case "normal":
-      return { input: fakeTokens(inputText), output: fakeTokens(outputText) };
+      return { input: fakeTokens(inputText) + images * FAKE_IMAGE_TOKENS, output: fakeTokens(outputText) };
   }
 }
 
@@ -423,20 +451,23 @@ function responseObject(body: Record<string, unknown>, c: Conversation, text: st
   };
 }
 
+type Message = { role: string; text: string; images: FakeImagePart[] };
+
 function anthropicConversation(body: Record<string, unknown>): Conversation | string {
   if (typeof body.model !== "string" || !body.model) return "model: Field required";
   if (!isPositiveInt(body.max_tokens)) return "max_tokens: Field required (a positive integer)";
-  const messages = messageList(body.messages, ["user", "assistant"]);
+  const messages = messageList(body.messages, ["user", "assistant"], "messages");
   if (typeof messages === "string") return messages;
-  const system = contentText(body.system);
-  return conversation(body.model, messages, system, body.max_tokens);
+  const system = contentOf(body.system, "system");
+  if (typeof system === "string") return system;
+  return conversation(body.model, messages, system.text, body.max_tokens);
 }
 
 function chatConversation(body: Record<string, unknown>): Conversation | string {
   if (typeof body.model !== "string" || !body.model) return "you must provide a model parameter";
   const limit = body.max_completion_tokens ?? body.max_tokens;
   if (limit !== undefined && limit !== null && !isPositiveInt(limit)) return "Invalid 'max_tokens': expected a positive integer";
-  const messages = messageList(body.messages, ["system", "developer", "user", "assistant"]);
+  const messages = messageList(body.messages, ["system", "developer", "user", "assistant"], "messages");
   if (typeof messages === "string") return messages;
   const system = messages.filter((m) => m.role === "system" || m.role === "developer");
   const rest = messages.filter((m) => m.role !== "system" && m.role !== "developer");
@@ -451,38 +482,66 @@ function responsesConversation(body: Record<string, unknown>): Conversation | st
   }
   const instructions = typeof body.instructions === "string" ? body.instructions : "";
   if (typeof body.input === "string") {
-    return conversation(body.model, [{ role: "user", text: body.input }], instructions, isPositiveInt(limit) ? limit : undefined);
+    return conversation(body.model, [{ role: "user", text: body.input, images: [] }], instructions, isPositiveInt(limit) ? limit : undefined);
   }
-  const messages = messageList(body.input, ["system", "developer", "user", "assistant"]);
-  if (typeof messages === "string") return messages.replace("messages", "input");
+  const messages = messageList(body.input, ["system", "developer", "user", "assistant"], "input");
+  if (typeof messages === "string") return messages;
   return conversation(body.model, messages, instructions, isPositiveInt(limit) ? limit : undefined);
 }
 
-function conversation(model: string, messages: { role: string; text: string }[], system: string, maxTokens: number | undefined): Conversation {
+function conversation(model: string, messages: Message[], system: string, maxTokens: number | undefined): Conversation {
+  const lastUser = messages.findLast((m) => m.role === "user");
   return {
     model,
-    lastUserText: messages.findLast((m) => m.role === "user")?.text ?? "",
+    lastUserText: lastUser ? lastUser.text + describeImages(lastUser.images) : "",
     inputText: system + messages.map((m) => m.text).join(""),
+    images: messages.reduce((n, m) => n + m.images.length, 0),
     maxTokens,
   };
 }
 
-function messageList(value: unknown, roles: string[]): { role: string; text: string }[] | string {
-  if (!Array.isArray(value) || value.length === 0) return "messages: Field required (a non-empty array)";
-  const out: { role: string; text: string }[] = [];
+function messageList(value: unknown, roles: string[], field: string): Message[] | string {
+  if (!Array.isArray(value) || value.length === 0) return `${field}: Field required (a non-empty array)`;
+  const out: Message[] = [];
   for (const [i, m] of value.entries()) {
     const role = (m as { role?: unknown } | null)?.role;
-    if (typeof role !== "string" || !roles.includes(role)) return `messages.${i}.role: Input should be ${roles.map((r) => `'${r}'`).join(" or ")}`;
-    out.push({ role, text: contentText((m as { content?: unknown }).content) });
+    if (typeof role !== "string" || !roles.includes(role)) return `${field}.${i}.role: Input should be ${roles.map((r) => `'${r}'`).join(" or ")}`;
+    const content = contentOf((m as { content?: unknown }).content, `${field}.${i}.content`);
+    if (typeof content === "string") return content;
+    out.push({ role, ...content });
   }
   return out;
 }
 
-/** A string, or the text parts of a content array (`text`, `input_text`, `output_text`). */
-function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((p) => (typeof (p as { text?: unknown } | null)?.text === "string" ? (p as { text: string }).text : "")).join("");
+/**
+ * A string, or a content array: its text parts (`text`, `input_text`, `output_text`) and its images, in
+ * each vendor's shape (Anthropic `image` blocks with a base64 source, OpenAI `image_url` and
+ * `input_image` data URLs). An image that is not what it says is the vendor's 400 (its message).
+ */
+function contentOf(content: unknown, where: string): { text: string; images: FakeImagePart[] } | string {
+  if (typeof content === "string") return { text: content, images: [] };
+  if (!Array.isArray(content)) return { text: "", images: [] };
+  let text = "";
+  const images: FakeImagePart[] = [];
+  for (const [i, part] of content.entries()) {
+    const p = (part ?? {}) as { type?: unknown; text?: unknown; source?: { type?: unknown; media_type?: unknown; data?: unknown }; image_url?: unknown };
+    let image: FakeImagePart | string | undefined;
+    if (p.type === "image") {
+      image =
+        p.source?.type === "base64"
+          ? readImage(p.source.media_type, p.source.data, `${where}.${i}.source`)
+          : `${where}.${i}.source.type: Input should be 'base64'`;
+    } else if (p.type === "image_url") {
+      image = readDataUrl((p.image_url as { url?: unknown } | undefined)?.url, `${where}.${i}.image_url`);
+    } else if (p.type === "input_image") {
+      image = readDataUrl(p.image_url, `${where}.${i}.image_url`);
+    } else if (typeof p.text === "string") {
+      text += p.text;
+    }
+    if (typeof image === "string") return image;
+    if (image) images.push(image);
+  }
+  return { text, images };
 }
 
 function isPositiveInt(v: unknown): v is number {

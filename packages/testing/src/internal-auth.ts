@@ -1,25 +1,39 @@
-import { generateInternalKeySet, InternalAuth, parseInternalKeys, type InternalKeys } from "@meter/service-kit";
+import {
+  generateInternalKeySet,
+  InternalAuth,
+  parseGrantKeys,
+  parseInternalKeys,
+  type GrantKeys,
+  type InternalKeys,
+  type InternalKeySet,
+} from "@meter/service-kit";
 import type { Deployable, Identity } from "@meter/contracts";
 
 /**
  * One key set per test process: every deployable's signing key and the shared public list, as the
  * local runner gives them. Services under test and the tests' own signed calls use the same set.
  */
-let keySet: ReturnType<typeof generateInternalKeySet> | undefined;
+let keySet: InternalKeySet | undefined;
 
-function keys(): ReturnType<typeof generateInternalKeySet> {
+function keys(): InternalKeySet {
   keySet ??= generateInternalKeySet();
   return keySet;
 }
 
 /** Every deployable's signing key and the public list, for a system of processes (startSystem). */
-export function testKeySet(): ReturnType<typeof generateInternalKeySet> {
+export function testKeySet(): InternalKeySet {
   return keys();
 }
 
-/** The settings a process of `self` would be started with. */
-export function testKeyEnv(self: Deployable): { INTERNAL_SIGNING_KEY: string; INTERNAL_PUBLIC_KEYS: string } {
-  return { INTERNAL_SIGNING_KEY: keys().signingKeys[self], INTERNAL_PUBLIC_KEYS: keys().publicKeys };
+/** The settings a process of `self` would be started with (billing-ledger's with its grant key too). */
+export function testKeyEnv(self: Deployable): { INTERNAL_SIGNING_KEY: string; INTERNAL_PUBLIC_KEYS: string } & Record<string, string> {
+  const env = { INTERNAL_SIGNING_KEY: keys().signingKeys[self], INTERNAL_PUBLIC_KEYS: keys().publicKeys };
+  return self === "billing-ledger" ? { ...env, GRANT_SIGNING_KEY: keys().grantSigningKey, GRANT_PUBLIC_KEYS: keys().grantPublicKeys } : env;
+}
+
+/** billing-ledger's grant keys in a test process (what it signs placements and grants with). */
+export function testGrantKeys(): GrantKeys {
+  return parseGrantKeys(keys().grantSigningKey, keys().grantPublicKeys);
 }
 
 /** The signer and verifier of a process of `self`. */

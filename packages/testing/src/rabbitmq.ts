@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { connect } from "amqplib";
-import { BUS_DEPLOYABLES, type BusDeployable } from "@meter/contracts";
+import { BUS_DEPLOYABLES, type BrokerRights, type BusDeployable } from "@meter/contracts";
 import { brokerUrlOf, deleteBrokerUsers, ensureBrokerUsers } from "@meter/local-infra";
 
 const run = promisify(execFile);
@@ -21,7 +21,9 @@ export interface TestVhost {
    * One broker user per deployable with its own rights on this vhost, made by the project's setup code
    * (as npm start makes them); resolves with each one's amqp URL. Dropped with the vhost.
    */
-  deployableUrls(): Promise<Record<BusDeployable, string>>;
+  deployableUrls(rightsOf?: (deployable: BusDeployable) => BrokerRights): Promise<Record<BusDeployable, string>>;
+  /** Gives the users deployableUrls made other rights (an upgrade's last step: this release's own), passwords kept. */
+  grantRights(rightsOf?: (deployable: BusDeployable) => BrokerRights): Promise<void>;
   /** Deletes the vhost with everything in it. */
   drop(): Promise<void>;
 }
@@ -50,6 +52,19 @@ export async function createTestVhost(): Promise<TestVhost> {
   await rabbitmqctl("add_vhost", name);
   await allowAccess();
   let users: Record<BusDeployable, string> | undefined;
+  let passwords: Record<BusDeployable, string> | undefined;
+  const ensureUsers = async (rightsOf?: (deployable: BusDeployable) => BrokerRights): Promise<Record<BusDeployable, string>> => {
+    passwords ??= Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, randomBytes(12).toString("hex")])) as Record<BusDeployable, string>;
+    // Users belong to the broker, not the vhost: named after the vhost, so parallel runs never share one.
+    users = await ensureBrokerUsers({
+      vhost: name,
+      passwords,
+      userName: (d) => `${name}.${d}`,
+      rabbitmqctl: RABBITMQCTL,
+      ...(rightsOf ? { rightsOf } : {}),
+    });
+    return users;
+  };
 
   return {
     name,
@@ -61,12 +76,12 @@ export async function createTestVhost(): Promise<TestVhost> {
       await rabbitmqctl("clear_permissions", "-p", name, user);
     },
     allowAccess,
-    async deployableUrls() {
-      const passwords = Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, randomBytes(12).toString("hex")])) as Record<BusDeployable, string>;
-      // Users belong to the broker, not the vhost: named after the vhost, so parallel runs never share one.
-      users = await ensureBrokerUsers({ vhost: name, passwords, userName: (d) => `${name}.${d}`, rabbitmqctl: RABBITMQCTL });
-      const made = users;
-      return Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, brokerUrlOf(url.href, made[d], passwords[d])])) as Record<BusDeployable, string>;
+    async deployableUrls(rightsOf) {
+      const made = await ensureUsers(rightsOf);
+      return Object.fromEntries(BUS_DEPLOYABLES.map((d) => [d, brokerUrlOf(url.href, made[d], passwords![d])])) as Record<BusDeployable, string>;
+    },
+    async grantRights(rightsOf) {
+      await ensureUsers(rightsOf);
     },
     async drop() {
       await rabbitmqctl("delete_vhost", name);

@@ -1,8 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import type { ListeningReport } from "@meter/service-kit";
 
 export interface ServiceProcess {
-  /** Where it answers (it is told to take any free port). */
+  /** Where it answers: the port it took and reported. */
   url: string;
+  /** Its internal port's URL, when it has one (the gateway's /readyz and /metrics). */
+  internalUrl: string | undefined;
+  pid: number;
   /** Everything the process wrote, for a failing test's message. */
   output(): string;
   stop(): Promise<void>;
@@ -12,15 +16,16 @@ export interface ServiceProcess {
 
 /**
  * Runs a service entry point (main.ts, worker.ts) as its own process through tsx, as the local system
- * runner does, and resolves once it logs `ready` (with the port it took, `env` having told it to take
- * any). The child dies with this process (SIGTERM on exit) and stop() waits for it; kill() is a crash.
- * METER_TEST_PROCESS_LOG=1 echoes its output.
+ * runner does, and resolves once it listens. Give it port 0 in `env` (`FILES_PORT: "0"`): the process
+ * takes any port and reports the one it got over an IPC channel (service-kit's serve), so no port is
+ * picked here for it to bind later (docs/architecture.md, "Tests"). The child dies with this process
+ * (SIGTERM on exit) and stop() waits for it; kill() is a crash. METER_TEST_PROCESS_LOG=1 echoes its output.
  */
-export async function startServiceProcess(entry: string, cwd: string, env: Record<string, string>, ready: string, timeoutMs = 30_000): Promise<ServiceProcess> {
+export async function startServiceProcess(entry: string, cwd: string, env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd,
     env: { ...process.env, LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   const lines: string[] = [];
   const echo = process.env.METER_TEST_PROCESS_LOG === "1";
@@ -30,39 +35,42 @@ export async function startServiceProcess(entry: string, cwd: string, env: Recor
     lines.push(text);
     if (lines.length > 400) lines.splice(0, lines.length - 400);
   };
-  child.stdout.on("data", collect);
-  child.stderr.on("data", collect);
+  child.stdout!.on("data", collect);
+  child.stderr!.on("data", collect);
   const killOnExit = () => child.kill("SIGTERM");
   process.once("exit", killOnExit);
   const output = () => lines.join("");
 
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${entry} not ready after ${timeoutMs} ms:\n${output()}`)), timeoutMs);
-    const onData = () => {
-      if (output().includes(ready)) done();
+  const report = await new Promise<ListeningReport>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`${entry} not listening after ${timeoutMs} ms:\n${output()}`)), timeoutMs);
+    const onMessage = (message: unknown) => {
+      if ((message as Partial<ListeningReport> | null)?.type !== "listening") return;
+      settle();
+      resolve(message as ListeningReport);
     };
-    const onExit = (code: number | null) => fail(new Error(`${entry} exited (${code}) while starting:\n${output()}`));
-    function done() {
+    // The output a failing start wrote may still be in the pipes when 'exit' comes; 'close' waits for it.
+    const onClose = (code: number | null) => fail(new Error(`${entry} exited (${code}) while starting:\n${output()}`));
+    function settle() {
       clearTimeout(timer);
-      child.stdout.off("data", onData);
-      child.off("exit", onExit);
-      resolve();
+      child.off("message", onMessage);
+      child.off("close", onClose);
     }
     function fail(error: Error) {
-      clearTimeout(timer);
+      settle();
       child.kill("SIGKILL");
       reject(error);
     }
-    child.stdout.on("data", onData);
-    child.once("exit", onExit);
+    child.on("message", onMessage);
+    child.once("close", onClose);
   });
-
-  // The ready line is pino's JSON and carries the port the server took.
-  const port = new RegExp(`"port":(\\d+)[^\\n]*${ready}`).exec(output())?.[1];
-  if (port === undefined) throw new Error(`${entry} did not say its port:\n${output()}`);
+  // Nothing more comes over it; an open channel would hold this process's event loop.
+  child.disconnect();
+  if (child.pid === undefined) throw new Error(`${entry} has no pid`);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${report.port}`,
+    internalUrl: report.internalPort === undefined ? undefined : `http://127.0.0.1:${report.internalPort}`,
+    pid: child.pid,
     output,
     async stop() {
       process.removeListener("exit", killOnExit);

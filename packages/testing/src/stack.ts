@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { envPrefix, SERVICE_NAMES, ServiceCatalog, type BusDeployable, type Deployable, type ServiceName } from "@meter/contracts";
-import { freePort, repoRoot } from "@meter/local-infra";
+import { repoRoot, retryWhileAddressInUse } from "@meter/local-infra";
 import { closeServer, createLogger, listen, type Composition, type Logger } from "@meter/service-kit";
 import { prepareEnvironment } from "./environment";
 import type { FakeUpstream } from "./fake-upstream";
@@ -58,6 +58,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   const environment = await prepareEnvironment(order);
   const logger = createLogger("stack", opts.logLevel ?? process.env.LOG_LEVEL ?? "silent");
   const running = new Map<string, { composition: Composition; server: Server | undefined; port: number }>();
+  /** Each service's server, bound before any service is built: every one is told the others' ports. */
+  const servers = new Map<ServiceName, Server>();
   const workers = new Map<Deployable, ServiceProcess>();
   const close = async () => {
     for (const worker of workers.values()) await worker.stop();
@@ -68,10 +70,15 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       }
       await part.composition.close().catch(() => undefined);
     }
+    for (const server of servers.values()) if (server.listening) await closeServer(server);
     await environment.close();
   };
   try {
-    const ports = Object.fromEntries(await Promise.all(order.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
+    for (const s of order) servers.set(s, createServer());
+    const ports = Object.fromEntries(await Promise.all(order.map(async (s) => [s, await listen(servers.get(s)!, 0, "127.0.0.1")] as const))) as Record<
+      ServiceName,
+      number
+    >;
     const env: Record<string, string> = {
       ...environment.env,
       LOG_LEVEL: opts.logLevel ?? process.env.LOG_LEVEL ?? "silent",
@@ -100,9 +107,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       const api = (await import(path.join(dir, "composition.ts"))) as CompositionModule;
       if (!api.compose) throw new Error(`${service}: its composition.ts exports no compose()`);
       const composition = await api.compose(loadConfig({ ...env, ...busOf(service), ...testKeyEnv(service) }), { logger: logger.child({ service }) });
-      const server = createServer(composition.app);
+      const server = servers.get(service)!;
+      server.on("request", composition.app);
       running.set(service, { composition, server, port: ports[service] });
-      await listen(server, ports[service], "127.0.0.1");
       // A worker is a process of its own, as deployed: it loads what only workers run (ES modules
       // such as file-type, native models) outside this test's module system.
       const workerEntry = path.join(dir, "worker.ts");
@@ -110,13 +117,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
         const deployable = `${service}-worker` as Deployable;
         workers.set(
           deployable,
-          await startServiceProcess(
-            workerEntry,
-            repoRoot(),
-            { ...env, ...busOf(deployable), ...testKeyEnv(deployable), LOG_LEVEL: "info" },
-            `${deployable} listening`,
-            60_000,
-          ),
+          await startServiceProcess(workerEntry, repoRoot(), { ...env, ...busOf(deployable), ...testKeyEnv(deployable), LOG_LEVEL: "info" }, 60_000),
         );
       }
     }
@@ -154,7 +155,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       async startHttp(service) {
         const p = part(service);
         p.server = createServer(p.composition.app);
-        await listen(p.server, p.port, "127.0.0.1");
+        const server = p.server;
+        // Its old port, which the others know; only an explicit bind can have taken it meanwhile.
+        await retryWhileAddressInUse(() => listen(server, p.port, "127.0.0.1"));
       },
       async assertBooksBalance() {
         if (!environment.billingDatabaseUrl) throw new Error("billing-ledger is not part of this stack");

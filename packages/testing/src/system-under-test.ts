@@ -1,4 +1,6 @@
-import { SERVICES, freePort, startSystem, type RunningSystem, type ServiceName } from "@meter/local-infra";
+import { SERVICES, startSystem, withAssignedPorts, type ProcessRelease, type RunningSystem, type ServiceName } from "@meter/local-infra";
+import type { BrokerRights, BusDeployable } from "@meter/contracts";
+import type { Migrate } from "./database";
 import { prepareEnvironment } from "./environment";
 import type { FakeUpstream } from "./fake-upstream";
 import { testKeySet } from "./internal-auth";
@@ -10,12 +12,16 @@ export interface SystemUnderTest extends Operator {
   system: RunningSystem;
   /** The settings every process got: database URLs, the vhost, the object store... */
   env: Record<string, string>;
+  /** Each service's database, by service. */
+  databaseUrls: Partial<Record<ServiceName, string>>;
   /** The in-process fake upstream (an external one when given). */
   fake: FakeUpstream;
   account(opts?: { credit?: number; dailyBudget?: number; scopes?: string[] }): Promise<TestAccount>;
   assertBooksBalance(): Promise<void>;
   /** Runs `pnpm ledger:check` on the billing database: its printout and whether the books balance. */
   booksCheck(): { ok: boolean; output: string };
+  /** Gives every process's broker user other rights (default this release's), as running broker-users.sh does. */
+  grantBrokerRights(rightsOf?: (deployable: BusDeployable) => BrokerRights): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,33 +42,43 @@ export async function startSystemUnderTest(
     brokerUrl?: (url: string) => string;
     /** How long each process may take to be ready (startSystem's; 60 s by default). */
     readyTimeoutMs?: number;
+    /** Processes run from another release's checkout (startSystem's `releases`). */
+    releases?: Record<string, ProcessRelease>;
+    /** How the databases get their schema (createTestDatabase's; another release's own tool). */
+    migrate?: Migrate;
+    /** Each deployable's broker rights (default this release's); a test of an upgrade starts with the previous release's. */
+    brokerRights?: (deployable: BusDeployable) => BrokerRights;
   } = {},
 ): Promise<SystemUnderTest> {
   const only = opts.only ?? ["billing-ledger", "text", "gateway"];
-  const environment = await prepareEnvironment(only, opts.upstream && "configure" in opts.upstream ? { upstream: opts.upstream } : {});
+  const environment = await prepareEnvironment(only, {
+    ...(opts.upstream && "configure" in opts.upstream ? { upstream: opts.upstream } : {}),
+    ...(opts.migrate ? { migrate: opts.migrate } : {}),
+  });
   try {
-    const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
-    const brokerUrls = await environment.vhost.deployableUrls();
+    const brokerUrls = await environment.vhost.deployableUrls(opts.brokerRights);
     const brokerUrl = opts.brokerUrl;
-    const system = await startSystem({
-      internalKeys: testKeySet(),
-      // Each process as its own broker user, with only its rights, as npm start runs them.
-      brokerUrls: brokerUrl ? (Object.fromEntries(Object.entries(brokerUrls).map(([d, u]) => [d, brokerUrl(u)])) as typeof brokerUrls) : brokerUrls,
-      ports,
-      only,
-      env: {
-        ...environment.env,
-        LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "error",
-        CATALOG_REFRESH_MS: "200",
-        RECONCILE_INTERVAL_MS: "200",
-        WORKER_STALE_MS: "2000",
-        ...opts.env,
-      },
-      ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
-      ...(opts.replicas ? { replicas: opts.replicas } : {}),
-      ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
-      onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}] ${line}`) : undefined,
-    });
+    const system = await withAssignedPorts(systemPortCount(opts.replicas), (assigned) =>
+      startSystem({
+        internalKeys: testKeySet(),
+        // Each process as its own broker user, with only its rights, as npm start runs them.
+        brokerUrls: brokerUrl ? (Object.fromEntries(Object.entries(brokerUrls).map(([d, u]) => [d, brokerUrl(u)])) as typeof brokerUrls) : brokerUrls,
+        ...systemPorts(assigned, opts.replicas),
+        only,
+        env: {
+          ...environment.env,
+          LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "error",
+          CATALOG_REFRESH_MS: "200",
+          RECONCILE_INTERVAL_MS: "200",
+          WORKER_STALE_MS: "2000",
+          ...opts.env,
+        },
+        ...(opts.nodeArgs ? { nodeArgs: opts.nodeArgs } : {}),
+        ...(opts.readyTimeoutMs ? { readyTimeoutMs: opts.readyTimeoutMs } : {}),
+        ...(opts.releases ? { releases: opts.releases } : {}),
+        onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}] ${line}`) : undefined,
+      }),
+    );
     const url = system.urls.gateway;
     const operator = operatorOf(url, environment.adminToken);
     if (only.includes("billing-ledger") && only.includes("gateway")) {
@@ -80,12 +96,14 @@ export async function startSystemUnderTest(
       adminToken: environment.adminToken,
       system,
       env: environment.env,
+      databaseUrls: environment.databaseUrls,
       fake: environment.fake,
       async assertBooksBalance() {
         const report = booksCheck(billing());
         if (!report.ok) throw new Error(report.output);
       },
       booksCheck: () => booksCheck(billing()),
+      grantBrokerRights: (rightsOf) => environment.vhost.grantRights(rightsOf),
       async close() {
         await system.stop();
         await environment.close();
@@ -95,4 +113,35 @@ export async function startSystemUnderTest(
     await environment.close();
     throw e;
   }
+}
+
+function extraReplicas(replicas: Partial<Record<ServiceName, number>> = {}): number {
+  return Object.values(replicas).reduce((sum, n) => sum + Math.max(0, n - 1), 0);
+}
+
+/**
+ * A system's ports out of assigned ones (withAssignedPorts): each service's, the gateway's internal
+ * one, then each further replica's.
+ */
+function systemPorts(
+  assigned: readonly number[],
+  replicas: Partial<Record<ServiceName, number>> = {},
+): { ports: Record<ServiceName, number>; gatewayInternalPort: number; replicaPorts: Partial<Record<ServiceName, number[]>> } {
+  let taken = 0;
+  const take = (): number => {
+    const port = assigned[taken++];
+    if (port === undefined) throw new Error(`systemPorts: ${assigned.length} ports are not enough`);
+    return port;
+  };
+  const ports = Object.fromEntries(SERVICES.map((s) => [s, take()])) as Record<ServiceName, number>;
+  const gatewayInternalPort = take();
+  const replicaPorts = Object.fromEntries(Object.entries(replicas).map(([s, n]) => [s, Array.from({ length: Math.max(0, n - 1) }, take)])) as Partial<
+    Record<ServiceName, number[]>
+  >;
+  return { ports, gatewayInternalPort, replicaPorts };
+}
+
+/** How many ports systemPorts takes for a system with these replicas. */
+function systemPortCount(replicas: Partial<Record<ServiceName, number>> = {}): number {
+  return SERVICES.length + 1 + extraReplicas(replicas);
 }

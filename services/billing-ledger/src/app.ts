@@ -14,12 +14,14 @@ import { cabinetInternalRoutes } from "./identity/cabinet-internal.routes";
 import { invitationAdminRoutes, sessionRoutes } from "./identity/identity.routes";
 import type { ApiKeyService } from "./keys/api-key.service";
 import type { KeyUsageService } from "./keys/key-usage.service";
+import type { KeyDetailService } from "./keys/key-detail.service";
 import { keysAdminRoutes, keysInternalRoutes, memberKeysRoutes } from "./keys/keys.routes";
 import type { WebhookRepository } from "./webhooks/webhook.repository";
 import type { WebhookService } from "./webhooks/webhook.service";
 import { memberWebhooksRoutes, webhooksAdminRoutes } from "./webhooks/webhooks.routes";
-import { requestLogAdminRoutes, requestLogCabinetRoutes, requestLogPublicRoutes } from "./request-log/request-log.routes";
+import { requestLogAdminRoutes, requestLogCabinetRoutes, requestLogInternalRoutes, requestLogPublicRoutes } from "./request-log/request-log.routes";
 import type { RequestLogService } from "./request-log/request-log.service";
+import type { UsageAnalyticsService } from "./request-log/usage-analytics.service";
 
 /** billing's rules, as the routes are given them (composition.ts builds them). */
 export interface BillingServices {
@@ -28,11 +30,13 @@ export interface BillingServices {
   accounts: AccountService;
   keys: ApiKeyService;
   keyUsage: KeyUsageService;
+  keyDetail: KeyDetailService;
   catalog: CatalogService;
   cabinet: CabinetServices;
   webhookRows: WebhookRepository;
   webhooks: WebhookService;
   requestLog: RequestLogService;
+  analytics: UsageAnalyticsService;
 }
 
 export interface AppDeps {
@@ -59,7 +63,7 @@ export function createApp(deps: AppDeps): Express {
       body,
       accountsAdminRoutes({ accounts: s.accounts, directory: c.directory, money: c.money, lines: c.ledger }),
       keysAdminRoutes(s),
-      requestLogAdminRoutes(s.requestLog),
+      requestLogAdminRoutes(s.requestLog, s.analytics),
       catalogAdminRoutes(s.catalog),
       holdsAdminRoutes({ ...s, crossCheck: deps.crossCheck }),
       invitationAdminRoutes(c.invitations),
@@ -67,14 +71,20 @@ export function createApp(deps: AppDeps): Express {
     );
     // Internal routes carry their full paths (the contracts' endpoints); the door guards the prefix.
     app.use("/internal/v1", requireIdentity(deps.auth, { kinds: ["service"], from: ["gateway", "text", "media-jobs", "media-jobs-worker"] }), body);
-    app.use(keysInternalRoutes(s.keys), catalogInternalRoutes(s.catalog), holdsInternalRoutes(s.holds), cabinetInternalRoutes(c));
+    app.use(
+      keysInternalRoutes(s.keys),
+      catalogInternalRoutes(s.catalog),
+      holdsInternalRoutes(s.holds),
+      cabinetInternalRoutes(c),
+      requestLogInternalRoutes(s.requestLog),
+    );
     app.use(
       "/cabinet/v1",
       requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }),
       body,
       sessionRoutes(c.sessions, c.signIn),
       memberMoneyRoutes(c),
-      requestLogCabinetRoutes(s.requestLog),
+      requestLogCabinetRoutes(s.requestLog, s.analytics),
       memberKeysRoutes(c.memberKeys),
       memberWebhooksRoutes({ webhooks: s.webhooks, scope: c.scope }),
       catalogMemberRoutes({ catalog: s.catalog, scope: c.scope }),

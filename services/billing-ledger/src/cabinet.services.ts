@@ -11,9 +11,10 @@ import type { ApiKeyService } from "./keys/api-key.service";
 import { DirectoryService } from "./accounts/directory.service";
 import { InvitationService } from "./identity/invitation.service";
 import type { KeyUsageService } from "./keys/key-usage.service";
+import type { UsageAnalyticsService } from "./request-log/usage-analytics.service";
 import { MemberKeysService } from "./keys/member-keys.service";
 import { MemberLedgerService } from "./accounts/member-ledger.service";
-import { MemberScope } from "./accounts/member-scope";
+import type { MemberScope } from "./accounts/member-scope";
 import { MoneyReportService } from "./accounts/money-report.service";
 import { SessionService } from "./identity/session.service";
 import { SignInThrottle, type SignInThrottlePolicy } from "./identity/sign-in-throttle.service";
@@ -50,7 +51,15 @@ export const DEFAULT_CABINET_OPTIONS: CabinetOptions = {
 
 export function createCabinetServices(
   database: BillingDatabase,
-  deps: { accounts: AccountService; keys: ApiKeyService; keyUsage: KeyUsageService; timezone: string; clock?: (() => Date) | undefined },
+  deps: {
+    accounts: AccountService;
+    keys: ApiKeyService;
+    keyUsage: KeyUsageService;
+    analytics: UsageAnalyticsService;
+    scope: MemberScope;
+    timezone: string;
+    clock?: (() => Date) | undefined;
+  },
   opts: CabinetOptions = DEFAULT_CABINET_OPTIONS,
 ): CabinetServices {
   const db = database.prisma;
@@ -59,7 +68,7 @@ export function createCabinetServices(
   const sessionRows = new CabinetSessionRepository(db);
   const invitations = new InvitationRepository(db);
   const users = new UserRepository(db);
-  const scope = new MemberScope(directory);
+  const scope = deps.scope;
   const sessions = new SessionService({ users, sessions: sessionRows, directory, ttlMs: opts.sessionTtlMs, timezone: deps.timezone, clock });
   return {
     sessions,
@@ -72,7 +81,7 @@ export function createCabinetServices(
       clock,
     }),
     invitations: new InvitationService({ accounts: deps.accounts, invitations, ttlMs: opts.invitationTtlMs, clock }),
-    memberKeys: new MemberKeysService(deps.keys, deps.keyUsage, scope),
+    memberKeys: new MemberKeysService(deps.keys, deps.keyUsage, scope, deps.analytics),
     money: new MoneyReportService(deps.accounts, new SpendRepository(db, deps.timezone), scope, deps.timezone, deps.clock),
     ledger: new MemberLedgerService(new MemberLedgerRepository(db), new LedgerLinesRepository(db), scope),
     directory: new DirectoryService(directory),

@@ -1,6 +1,6 @@
 import type { Express } from "express";
 import { connectBus, registerUnroutedGauge, startOutboxRelay } from "@meter/messaging";
-import { createInternalAuth, stepOfStop, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import { createInternalAuth, parseGrantKeys, stepOfStop, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
 import { createHoldOwners, type HoldOwners } from "./holds/hold-owners.adapter";
 import { createCabinetServices, type CabinetOptions } from "./cabinet.services";
 import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
@@ -21,6 +21,7 @@ import { HoldAuditService } from "./holds/hold-audit.service";
 import { HoldExpiryService } from "./holds/hold-expiry.service";
 import { BooksCrossCheckService, type CrossCheckMetrics } from "./holds/books-cross-check.service";
 import { HoldService } from "./holds/hold.service";
+import { GrantSignatures } from "./holds/grant-signatures";
 import { KeyUsageService } from "./keys/key-usage.service";
 import { WebhookRepository } from "./webhooks/webhook.repository";
 import { WebhookService } from "./webhooks/webhook.service";
@@ -33,8 +34,12 @@ import { KeyExpiryService } from "./keys/key-expiry.service";
 import { DirectoryRepository } from "./accounts/directory.repository";
 import { MemberScope } from "./accounts/member-scope";
 import { PgRequestLogStore } from "./request-log/pg-request-log.store";
+import { PgRequestAnalyticsStore } from "./request-log/pg-request-analytics.store";
 import { RequestLogRetention } from "./request-log/request-log-retention.service";
+import { RequestLogRollup } from "./request-log/request-log-rollup.service";
 import { RequestLogService } from "./request-log/request-log.service";
+import { UsageAnalyticsService } from "./request-log/usage-analytics.service";
+import { KeyDetailService } from "./keys/key-detail.service";
 
 /** What createBillingServices builds; app.ts declares it, as what its routes are given. */
 export type { BillingServices };
@@ -59,6 +64,8 @@ export interface BillingServicesOptions {
   webhooks?: OutboundPolicy;
   /** Calls a key's open allowances back (a lowered budget, an expiry); without it they return when idle. */
   recall?: AllowanceRecall;
+  /** What placements and grants are signed with, and the books cross-check checks (GRANT_SIGNING_KEY, GRANT_PUBLIC_KEYS). */
+  grants: GrantSignatures;
 }
 
 /** billing's rules over its database (the CLI builds them alone, without the bus). */
@@ -82,17 +89,22 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
   const keys = new ApiKeyService(keyRows, opts.recall);
   const keyUsage = new KeyUsageService(keyRows, opts.timezone, opts.clock);
   const webhookRows = new WebhookRepository(db);
+  const scope = new MemberScope(new DirectoryRepository(db));
+  const figures = new PgRequestAnalyticsStore(database.pool, opts.timezone);
+  const analytics = new UsageAnalyticsService(figures, scope, accounts, opts.timezone, opts.clock);
   return {
     holdReads,
-    holds: new HoldService(holdOps, holdReads),
+    holds: new HoldService(holdOps, holdReads, opts.grants),
     accounts,
     keys,
     keyUsage,
+    keyDetail: new KeyDetailService(keys, keyUsage, analytics),
     catalog: new CatalogService(new CatalogRepository(db), opts.upstreamKeyEnvPattern ?? new RegExp(DEFAULT_UPSTREAM_KEY_ENV_PATTERN)),
-    cabinet: createCabinetServices(database, { accounts, keys, keyUsage, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
+    cabinet: createCabinetServices(database, { accounts, keys, keyUsage, analytics, scope, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
     webhookRows,
     webhooks: new WebhookService(webhookRows, opts.webhooks ?? { httpsOnly: false, allowPrivate: false }),
-    requestLog: new RequestLogService(new PgRequestLogStore(database.pool), new MemberScope(new DirectoryRepository(db)), accounts),
+    requestLog: new RequestLogService(new PgRequestLogStore(database.pool, opts.timezone), figures, scope, accounts),
+    analytics,
   };
 }
 
@@ -135,7 +147,9 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
   });
   const metrics = new Metrics("billing-ledger");
   const owners = overrides.owners ?? createHoldOwners(auth, { text: config.TEXT_URL, "media-jobs": config.MEDIA_JOBS_URL });
+  const grants = new GrantSignatures(parseGrantKeys(config.GRANT_SIGNING_KEY, config.GRANT_PUBLIC_KEYS), config.HOLD_EXPIRY_HOURS * 3_600_000);
   const services = createBillingServices(database, {
+    grants,
     recall: allowanceRecallVia(owners),
     timezone: config.BUDGET_TIMEZONE,
     metrics,
@@ -157,7 +171,8 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     ...(overrides.holdAttempts !== undefined ? { holdAttempts: overrides.holdAttempts } : {}),
   });
 
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", logger, keys: auth.keys, registry: metrics.registry });
+  // billing-ledger owns the bus topology: it declares the exchanges and the unrouted queue, every other deployable waits for them.
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", topology: "declare", logger, keys: auth.keys, registry: metrics.registry });
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Billing publishes events (revoked keys, catalog changes) that no queue may be bound to yet.
   registerUnroutedGauge(bus, metrics.registry);
@@ -179,8 +194,12 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     verdicts: metrics.counter("billing_hold_audit_verdicts_total", "Hold audit verdicts of owners, by source and verdict", ["source", "verdict"]),
     unreachable: metrics.counter("billing_hold_audit_unreachable_total", "Hold audit calls whose owner could not be asked", ["source"]),
   }).start(config.HOLD_AUDIT_INTERVAL_MS);
-  const retention = new RequestLogRetention(new PgRequestLogStore(database.pool), logger).start(config.REQUEST_LOG_RETENTION_INTERVAL_MS);
-  const crossCheck = new BooksCrossCheckService(services.holdReads, services.holds, owners, logger, crossCheckMetrics(metrics));
+  const figures = new PgRequestAnalyticsStore(database.pool, config.BUDGET_TIMEZONE);
+  const retention = new RequestLogRetention(new PgRequestLogStore(database.pool, config.BUDGET_TIMEZONE), figures, logger).start(
+    config.REQUEST_LOG_RETENTION_INTERVAL_MS,
+  );
+  const rollup = new RequestLogRollup(figures, logger).start(config.REQUEST_LOG_ROLLUP_INTERVAL_MS);
+  const crossCheck = new BooksCrossCheckService(services.holdReads, services.holds, owners, grants, logger, crossCheckMetrics(metrics));
   const crossCheckPass = crossCheck.start(config.BOOKS_CROSS_CHECK_INTERVAL_MS);
   const webhookWorker = new WebhookDeliveryService(
     services.webhookRows,
@@ -219,7 +238,7 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     auth,
     async close() {
       await stepOfStop("periodic passes", () =>
-        Promise.all([expiry.stop(), keyExpiry.stop(), audit.stop(), crossCheckPass.stop(), webhookWorker.stop(), retention.stop()]),
+        Promise.all([expiry.stop(), keyExpiry.stop(), audit.stop(), crossCheckPass.stop(), webhookWorker.stop(), retention.stop(), rollup.stop()]),
       );
       await stepOfStop("consumer.stop()", () => consumer.stop());
       await stepOfStop("relay.stop()", () => relay.stop());

@@ -1,6 +1,7 @@
 import { testKeyEnv } from "@meter/testing";
 import { ConfigError } from "@meter/config";
-import { loadConfig } from "./config";
+import { upstreamKeyEnvRefusal } from "@meter/contracts";
+import { BillingConfig, loadConfig } from "./config";
 
 const base = testKeyEnv("billing-ledger");
 
@@ -35,4 +36,8 @@ it("sizes allowances by a share of what is left, and tells a refusal they caused
   expect(() => loadConfig({ ...base, ALLOWANCE_MAX_SHARE: "1.5" })).toThrow(/ALLOWANCE_MAX_SHARE/);
   expect(() => loadConfig({ ...base, ALLOWANCE_MAX_SHARE: "0" })).toThrow(/ALLOWANCE_MAX_SHARE/);
   expect(() => loadConfig({ ...base, ALLOWANCE_RETRY_AFTER_S: "0" })).toThrow(/ALLOWANCE_RETRY_AFTER_S/);
+});
+
+it("none of billing-ledger's settings can be read as an upstream key, whatever UPSTREAM_KEY_ENV_PATTERN admits", () => {
+  for (const name of Object.keys(BillingConfig.shape)) expect([name, upstreamKeyEnvRefusal(name, /^.*$/)]).toEqual([name, expect.any(String)]);
 });

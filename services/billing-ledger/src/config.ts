@@ -11,6 +11,14 @@ export const BillingConfig = CommonConfig.extend({
   MEDIA_JOBS_URL: serviceEnv.url("media-jobs"),
   /** The day a daily budget counts from starts at 00:00 in this zone. */
   BUDGET_TIMEZONE: env.string("UTC"),
+  /**
+   * billing-ledger's own Ed25519 key for signing what it grants (every hold placement and allowance
+   * grant it answers), `<kid>.<base64url PKCS#8 DER>`: a secret of billing-ledger alone, kept across
+   * restores of its database (docs/api.md, "Backups and the books cross-check").
+   */
+  GRANT_SIGNING_KEY: z.string().min(40, "must be <kid>.<base64url PKCS#8 DER> (generate with `pnpm internal-keys`)"),
+  /** The public keys grants are verified with, `<kid>.<base64url SPKI DER>, ...`: the signing key's, and earlier ones while records they signed are kept. */
+  GRANT_PUBLIC_KEYS: z.string().min(40, "must list <kid>.<base64url SPKI DER> entries (generate with `pnpm internal-keys`)"),
   /** Holds nobody resolved are expired (and reported) only after this long. */
   HOLD_EXPIRY_HOURS: env.int(72, { min: 1 }),
   HOLD_SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
@@ -18,6 +26,8 @@ export const BillingConfig = CommonConfig.extend({
   KEY_EXPIRY_SWEEP_INTERVAL_MS: env.int(1_000, { min: 100 }),
   /** How often request log entries past their 90 days are deleted. */
   REQUEST_LOG_RETENTION_INTERVAL_MS: env.int(3_600_000, { min: 1_000 }),
+  /** How often the request log's new entries are added to its hourly figures (analytics read the rest live). */
+  REQUEST_LOG_ROLLUP_INTERVAL_MS: env.int(5_000, { min: 100 }),
   /** A hold active longer than this is asked about at its owner. */
   HOLD_AUDIT_AFTER_MS: env.int(300_000, { min: 1_000 }),
   HOLD_AUDIT_INTERVAL_MS: env.int(60_000, { min: 100 }),

@@ -26,6 +26,15 @@ export const BillingErrors = {
     new AppError("internal_error", `hold operation on ${id} failed (${cause instanceof Error ? cause.message : String(cause)}); nothing changed`, {
       cause,
     }),
+  /** The books cross-check's repair by hand: no owner lists a final record of the hold. */
+  finalRecordNotFound: (id: string) => new AppError("not_found", `no hold owner lists a final record of hold ${id}`),
+  /** ...or the record needs no repair, or none billing may apply (a claim the owner may not make): nothing changed. */
+  nothingToRepair: (id: string, why: string) => new AppError("conflict", `hold ${id} has nothing to repair by hand: ${why}; nothing changed`),
+  ownerUnreachable: (source: string, cause: unknown) =>
+    new AppError("service_unavailable", `the owner of ${source} holds could not be asked; nothing changed, try again`, {
+      cause,
+      headers: { "retry-after": "5" },
+    }),
   upstreamKeyEnvRefused: (problem: string) => new AppError("invalid_request", `provider.api_key_env: ${problem}`),
   userNotFound: (id: string) => new AppError("not_found", `user ${id} does not exist`),
   organizationNotFound: (id: string) => new AppError("not_found", `organization ${id} does not exist`),
@@ -44,6 +53,8 @@ export const BillingErrors = {
   badRequestLogCursor: () =>
     new AppError("invalid_request", "cursor: not a cursor this API issued (pass the previous page's next_cursor as it is)", { details: { param: "cursor" } }),
   badRequestLogRange: () => new AppError("invalid_request", "from must be before to", { details: { param: "from" } }),
+  badAnalyticsRange: (maxDays: number) =>
+    new AppError("invalid_request", `the window may span at most ${maxDays} days at this granularity`, { details: { param: "from" } }),
   notAMember: () => new AppError("invalid_request", "the user is not a member of the organization"),
   creditReferenceReused: (reference: string) =>
     new AppError("idempotency_key_mismatch", `credit reference "${reference}" was already used with another amount`),
@@ -84,4 +95,7 @@ export const WebhookErrors = {
     ),
   tooMany: (max: number) => new AppError("conflict", `an organization has at most ${max} webhook endpoints; delete one first`),
   notFound: (id: string) => new AppError("not_found", `webhook endpoint ${id} does not exist`),
+  deliveryNotFound: (id: string) => new AppError("not_found", `webhook delivery ${id} does not exist`),
+  deliveryNotFailed: (id: string, status: string) =>
+    new AppError("conflict", `webhook delivery ${id} is ${status}: only a failed delivery is sent again (a pending one is on its way)`),
 };

@@ -188,6 +188,9 @@ describe("catalog", () => {
     },
   };
 
+  /** What an upstream chat provider serves: text (the catalog refuses one for OCR or image editing). */
+  const textModel = { ...model, operations: { text: model.operations.text } };
+
   it("upserts models and publishes enabled ones with their tariffs, never the provider", async () => {
     await h.call("PUT", "/admin/v1/models/meter-test-1", { kind: "admin" }, model).expect(201);
     await h.call("PUT", "/admin/v1/models/meter-test-1", { kind: "admin" }, model).expect(200);
@@ -226,7 +229,7 @@ describe("catalog", () => {
       { kind: "openai-chat", base_url: "http://127.0.0.1:10/v1", upstream_model: "gpt-b", priority: 0, rpm: 600 },
       { kind: "local", priority: 1 },
     ];
-    await h.call("PUT", "/admin/v1/models/meter-routed", { kind: "admin" }, { ...model, provider: undefined, providers }).expect(201);
+    await h.call("PUT", "/admin/v1/models/meter-routed", { kind: "admin" }, { ...textModel, provider: undefined, providers }).expect(201);
     const admin = (await h.call("GET", "/admin/v1/models/meter-routed").expect(200)).body;
     expect(admin.providers).toEqual(providers);
     // The first provider, for the services that read one.
@@ -265,12 +268,20 @@ describe("catalog", () => {
     expect(res.body.error.code).toBe("invalid_request");
   });
 
+  it("refuses a provider kind that cannot serve one of the model's operations, naming the kinds that can", async () => {
+    const res = await h
+      .call("PUT", "/admin/v1/models/meter-mixed", { kind: "admin" }, { ...model, provider: { kind: "anthropic", base_url: "http://127.0.0.1:9/" } })
+      .expect(400);
+    expect(res.body.error.message).toMatch(/provider kind anthropic cannot serve image_edit; kinds that can: openai-images, local/);
+    expect(res.body.error.message).toMatch(/cannot serve ocr; kinds that can: local/);
+  });
+
   it("requires a base URL for remote providers", async () => {
     await h.call("PUT", "/admin/v1/models/meter-remote", { kind: "admin" }, { ...model, provider: { kind: "anthropic" } }).expect(400);
   });
 
   it("names an upstream key only by a variable matching UPSTREAM_KEY_ENV_PATTERN that is none of our own settings", async () => {
-    const remote = (api_key_env: string) => ({ ...model, provider: { kind: "anthropic", base_url: "http://127.0.0.1:9/", api_key_env } });
+    const remote = (api_key_env: string) => ({ ...textModel, provider: { kind: "anthropic", base_url: "http://127.0.0.1:9/", api_key_env } });
     await h.call("PUT", "/admin/v1/models/meter-keyed", { kind: "admin" }, remote("ANTHROPIC_API_KEY")).expect(201);
     const refused: [string, RegExp][] = [
       ["INTERNAL_SIGNING_KEY", /UPSTREAM_KEY_ENV_PATTERN/],

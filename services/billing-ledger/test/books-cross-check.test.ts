@@ -1,13 +1,17 @@
 import { randomUUID } from "node:crypto";
-import type { FinalHold, FinalHoldsResponse } from "@meter/contracts";
-import { createLogger, Metrics } from "@meter/service-kit";
+import type { FinalHold, FinalHoldsResponse, Hold } from "@meter/contracts";
+import { createLogger, Metrics, signGrant, verifyGrant } from "@meter/service-kit";
+import { testGrantKeys } from "@meter/testing";
 import { BooksCrossCheckService } from "../src/holds/books-cross-check.service";
 import type { HoldOwners } from "../src/holds/hold-owners.adapter";
-import { counterValue, placeOp, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { counterValue, placeOp, seedAccount, startBilling, testGrants, type BillingHarness } from "./support/billing-harness";
+
+/** What text lists to the billing under test's own cross-check (the admin API's), as a test sets it. */
+const listedByText: FinalHold[] = [];
 
 let h: BillingHarness;
 beforeAll(async () => {
-  h = await startBilling();
+  h = await startBilling({ owners: textOwner(listedByText) });
 });
 afterAll(async () => {
   await h.assertBooksBalance();
@@ -38,6 +42,7 @@ function crossCheck(owners: HoldOwners, graceMs = 0, metrics = new Metrics("bill
     h.services.holdReads,
     h.services.holds,
     owners,
+    testGrants(),
     createLogger("cross-check-test", "silent"),
     {
       differences: metrics.counter("billing_books_cross_check_differences_total", "d", ["source", "kind"]),
@@ -65,6 +70,32 @@ function finalOf(a: { organizationId: string; keyId: string }, over: Partial<Fin
   };
 }
 
+/**
+ * The record as its owner keeps it: with billing's signature of the grant that covers it, made before
+ * billing's database lost the grant (its own hold's for its estimate, or its allowance's for
+ * `allowanceAmount`), valid `validMs` from now.
+ */
+function signed(r: FinalHold, over: { allowanceAmount?: number; validMs?: number; source?: string } = {}): FinalHold {
+  const amount = r.allowance ? over.allowanceAmount! : r.amount_microrub;
+  const signature = signGrant(testGrantKeys(), {
+    hold_id: r.allowance?.allowance_id ?? r.hold_id,
+    kind: r.allowance ? "allowance" : "request",
+    source: over.source ?? "text",
+    organization_id: r.organization_id,
+    key_id: r.key_id,
+    amount_microrub: amount,
+    expires_at: new Date(Date.now() + (over.validMs ?? 72 * 3_600_000)),
+  });
+  return { ...r, grant: { amount_microrub: amount, signature } };
+}
+
+/** A placement or grant as text sends it, answered as billing answers a holder: with its signature. */
+async function asText(op: Parameters<BillingHarness["services"]["holds"]["answerAs"]>[1][number]): Promise<Hold> {
+  const [answer] = await h.services.holds.answerAs("text", [op]);
+  if (!answer || answer instanceof Error) throw answer ?? new Error("no answer");
+  return answer;
+}
+
 async function balance(organizationId: string) {
   return (await h.call("GET", `/admin/v1/organizations/${organizationId}/balance`, { kind: "admin" }).expect(200)).body as {
     balance_microrub: number;
@@ -74,12 +105,13 @@ async function balance(organizationId: string) {
 
 it("recovers what billing lost from the owner's records once, even below zero, and reports what it cannot repair", async () => {
   const a = await seedAccount(h, { credit: 5_000, dailyBudget: 1_000_000 });
-  const active = (await h.services.holds.place(placeOp(a.keyId, 3_000))).hold_id;
+  const placed = await asText(placeOp(a.keyId, 3_000));
+  const active = placed.hold_id;
   const charged = (await h.services.holds.place(placeOp(a.keyId, 1_000))).hold_id;
   await h.services.holds.settle(charged, 1_000);
   const records = [
     // Lost with billing's database: placed and settled in one step, on the owner's day.
-    finalOf(a, { status: "settled", final_at: YESTERDAY.toISOString() }),
+    signed(finalOf(a, { status: "settled", final_at: YESTERDAY.toISOString() })),
     // A release billing never saw moved no money.
     finalOf(a, { status: "released", final_at: new Date(YESTERDAY.getTime() + 1).toISOString() }),
     // Still active at billing: settled as the owner decided.
@@ -90,6 +122,8 @@ it("recovers what billing lost from the owner's records once, even below zero, a
       amount_microrub: 3_000,
       settled_microrub: 2_500,
       final_at: new Date().toISOString(),
+      // As text keeps it: the signature billing answered its placement with.
+      grant: { amount_microrub: 3_000, signature: placed.grant_signature! },
     },
     // Charged at billing, released at the owner: the first resolution stands, a person looks.
     { ...finalOf(a, { status: "released" }), hold_id: charged, owner_ref: `req-${charged}`, final_at: new Date().toISOString() },
@@ -187,7 +221,7 @@ it("repairs a request on an allowance whose command was lost as that command: ch
   });
   const settled = finalOf(a, { status: "settled" });
   const released = finalOf(a, { status: "released" });
-  const records = [settled, released].map((r) => ({ ...r, allowance: spendOf(r) }));
+  const records = [settled, released].map((r) => signed({ ...r, allowance: spendOf(r) }, { allowanceAmount: 50_000 }));
   // The holder closed the allowance with both requests' estimates; neither command ever arrived.
   await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "idle", used_microrub: 10_000, source: "text" }]);
 
@@ -220,7 +254,9 @@ it("recovers requests on an allowance billing lost (restored from before its gra
     const r = finalOf(a, { ...over, final_at: new Date().toISOString() });
     return { ...r, allowance: { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text", model: "m", owner_ref: r.owner_ref } };
   };
-  const records = [on(lost, { status: "settled" }), on(lost, { status: "released" }), on(tombstone, { status: "settled" })];
+  const records = [on(lost, { status: "settled" }), on(lost, { status: "released" }), on(tombstone, { status: "settled" })].map((r) =>
+    signed(r, { allowanceAmount: 20_000 }),
+  );
   const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
   const told: string[][] = [];
 
@@ -334,6 +370,159 @@ describe("an owner's listing speaks only for its own holds", () => {
     await h.services.holds.apply([
       { op: "release", hold_id: job, reason: "test", source: "media-jobs" },
       { op: "release", hold_id: mediaAllowance, reason: "test", source: "media-jobs" },
+    ]);
+  });
+});
+
+describe("only billing's own word moves money", () => {
+  it.each([false, true])("a record no signature of billing covers moves nothing, is reported unverifiable with what it claims (repair %s)", async (repair) => {
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    const b = await seedAccount(h, { credit: 100_000_000, dailyBudget: 1_000_000_000 });
+    const stale = finalOf(b, { status: "settled", amount_microrub: 10_000, settled_microrub: 10_000 });
+    const grantOfA = signed(finalOf(a, { status: "settled" }));
+    const rows = {
+      // The issue's second reproduction: b's key, a completed request of 500 000 000 with a hold id billing never saw.
+      forged: finalOf(b, { status: "settled", amount_microrub: 500_000_000, settled_microrub: 500_000_000 }),
+      // A's grant, its signature copied onto b's record (b's own key, so nothing else gives it away).
+      copied: { ...finalOf(b, { status: "settled" }), hold_id: grantOfA.hold_id, grant: grantOfA.grant! },
+      // A real grant of 5 000, claimed for more.
+      overSigned: { ...signed(finalOf(b, { status: "settled" })), amount_microrub: 9_000, settled_microrub: 9_000 },
+      // Final after billing would have expired its hold.
+      expired: signed(finalOf(b, { status: "settled", final_at: new Date().toISOString() }), { validMs: -60_000 }),
+      // Signed for media-jobs, listed by text.
+      otherService: signed(finalOf(b, { status: "settled" }), { source: "media-jobs" }),
+      // A grant billing never signed (another key made it).
+      unknownKey: { ...finalOf(b, { status: "settled" }), grant: { amount_microrub: 5_000, signature: `someone-else.${Date.now()}.c2lnbmF0dXJl` } },
+      // Still active at billing, released at the owner, with no signature: the hold audit resolves it on the owner's word, not this.
+      unsignedRelease: { ...finalOf(b, { status: "released" }), hold_id: (await h.services.holds.place(placeOp(b.keyId, 1_000))).hold_id },
+      // Made before grants were signed.
+      stale,
+    };
+    const records = Object.values(rows);
+    const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
+    const metrics = new Metrics("billing-ledger");
+
+    const report = await crossCheck(textOwner(records), 0, metrics).run({ repair });
+    const found = Object.fromEntries(report.differences.filter(ours).map((d) => [d.hold_id, [d.kind, d.unverified, d.would_repair, d.repaired]]));
+    expect(found).toEqual({
+      [rows.forged.hold_id]: ["unverifiable", "unsigned", "missing_at_billing", false],
+      [rows.copied.hold_id]: ["unverifiable", "bad_signature", "missing_at_billing", false],
+      [rows.overSigned.hold_id]: ["unverifiable", "over_signed_amount", "missing_at_billing", false],
+      [rows.expired.hold_id]: ["unverifiable", "grant_expired", "missing_at_billing", false],
+      [rows.otherService.hold_id]: ["unverifiable", "bad_signature", "missing_at_billing", false],
+      [rows.unknownKey.hold_id]: ["unverifiable", "unknown_key", "missing_at_billing", false],
+      [rows.unsignedRelease.hold_id]: ["unverifiable", "unsigned", "unresolved_at_billing", false],
+      [stale.hold_id]: ["unverifiable", "unsigned", "missing_at_billing", false],
+    });
+    // What each claims, for the person who looks.
+    expect(report.differences.find((d) => d.hold_id === rows.forged.hold_id)!.owner).toMatchObject({ settled_microrub: 500_000_000, key_id: b.keyId });
+    expect(await counterValue(metrics, "billing_books_cross_check_differences_total", { source: "text", kind: "unverifiable" })).toBe(8);
+
+    for (const r of records.filter((r) => r !== rows.unsignedRelease)) expect(await h.services.holdReads.find(r.hold_id)).toBeUndefined();
+    expect(await h.services.holdReads.find(rows.unsignedRelease.hold_id)).toMatchObject({ status: "active" });
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 1_000_000, reserved_microrub: 0 }));
+    expect(await balance(b.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 100_000_000, reserved_microrub: 1_000 }));
+    await h.services.holds.release(rows.unsignedRelease.hold_id, "test");
+  });
+
+  it("recovers the requests of an allowance billing lost never past its signed amount, all of them together", async () => {
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    const lost = randomUUID();
+    const on = () => {
+      const r = finalOf(a, { status: "settled", amount_microrub: 4_000, settled_microrub: 3_000 });
+      return signed(
+        { ...r, allowance: { allowance_id: lost, key_id: a.keyId, reserved_microrub: 4_000, operation: "text", model: "m", owner_ref: r.owner_ref } },
+        { allowanceAmount: 10_000 },
+      );
+    };
+    // A third request on an allowance of 10 000 whose requests each held 4 000 cannot be billing's word.
+    const records = [on(), on(), on()];
+    const ours = (d: { hold_id: string }) => records.some((r) => r.hold_id === d.hold_id);
+    const check = crossCheck(textOwner(records));
+
+    const reports = await Promise.all([check.run(), check.run()]);
+    const outcome = new Map(reports.flatMap((r) => r.differences.filter(ours)).map((d) => [d.hold_id, `${d.kind}/${d.unverified ?? ""}`]));
+    expect([...outcome.values()].sort()).toEqual(["missing_at_billing/", "missing_at_billing/", "unverifiable/over_signed_amount"]);
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 994_000, reserved_microrub: 0 }));
+    // Another pass recovers nothing more.
+    expect((await check.run()).differences.filter(ours).map((d) => d.kind)).toEqual(["unverifiable"]);
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 994_000 }));
+  });
+
+  it("an operator repairs an unverifiable record by hand, once, through the admin API, and the ledger says why", async () => {
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    // A request from before grants were signed, settled at text; billing's database lost it.
+    const old = finalOf(a, { status: "settled", amount_microrub: 7_000, settled_microrub: 6_000 });
+    const foreign = { ...finalOf(a, { status: "settled" }), operation: "ocr" as const };
+    listedByText.push(old, foreign);
+    const path = (id: string) => `/admin/v1/books/cross-check/holds/${id}/repair`;
+
+    const report = await h.call("POST", "/admin/v1/books/cross-check", { kind: "admin" }, {}).expect(200);
+    expect((report.body as { differences: { hold_id: string; kind: string }[] }).differences).toEqual(
+      expect.arrayContaining([expect.objectContaining({ hold_id: old.hold_id, kind: "unverifiable", unverified: "unsigned" })]),
+    );
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 1_000_000 }));
+
+    await h.call("POST", path(old.hold_id), { kind: "admin" }, {}).expect(400);
+    const repaired = await h.call("POST", path(old.hold_id), { kind: "admin" }, { reason: "ticket 4711: the client's answer shows the charge" }).expect(200);
+    expect(repaired.body).toMatchObject({ outcome: "recovered", difference: { hold_id: old.hold_id, kind: "missing_at_billing", repaired: true } });
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 994_000 }));
+    const entries = await h.db.ledgerEntry.findMany({ where: { holdId: old.hold_id }, orderBy: { id: "asc" } });
+    expect(entries.map((e) => [e.kind, Number(e.amount), e.reference])).toEqual([
+      ["hold", 7_000, "repaired by hand: ticket 4711: the client's answer shows the charge"],
+      ["settle", 6_000, "repaired by hand: ticket 4711: the client's answer shows the charge"],
+    ]);
+
+    // Once: it needs no repair now. A claim no owner may make, or a hold nobody lists, is refused by hand too.
+    await h.call("POST", path(old.hold_id), { kind: "admin" }, { reason: "again" }).expect(409);
+    const refused = await h.call("POST", path(foreign.hold_id), { kind: "admin" }, { reason: "try" }).expect(409);
+    expect((refused.body as { error: { message: string } }).error.message).toMatch(/operation_not_served/);
+    await h.call("POST", path(randomUUID()), { kind: "admin" }, { reason: "try" }).expect(404);
+    expect(await balance(a.organizationId)).toEqual(expect.objectContaining({ balance_microrub: 994_000 }));
+    listedByText.splice(0);
+  });
+});
+
+describe("billing answers what it grants with its signature", () => {
+  it("over the hold id, kind, service, organization, key, amount and expiry of each placement and grant; none on a tombstone", async () => {
+    const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
+    const placed = await asText(placeOp(a.keyId, 3_000));
+    const granted = await asText({
+      op: "grant",
+      hold_id: randomUUID(),
+      key_id: a.keyId,
+      amount_microrub: 40_000,
+      min_microrub: 1_000,
+      operation: "text",
+      source: "text",
+      owner_ref: "al",
+    });
+    const [tombstone] = await h.services.holds.answerAs("text", [{ op: "release", hold_id: randomUUID(), reason: "given up" }]);
+    expect(tombstone).toMatchObject({ status: "released" });
+    expect((tombstone as Hold).grant_signature).toBeUndefined();
+
+    const keys = testGrantKeys();
+    const expiry = (hold: Hold) => Date.parse(hold.created_at) + 72 * 3_600_000;
+    for (const [hold, kind] of [
+      [placed, "request"],
+      [granted, "allowance"],
+    ] as const) {
+      const claim = { hold_id: hold.hold_id, kind, source: "text", organization_id: a.organizationId, key_id: a.keyId, amount_microrub: hold.amount_microrub };
+      const verified = verifyGrant(keys.trusted, claim, hold.grant_signature);
+      expect(verified).toEqual({ ok: true, grant: { ...claim, expires_at: new Date(Math.floor(expiry(hold) / 1000) * 1000) } });
+      // Any other field, and the signature no longer vouches for it.
+      for (const other of [
+        { amount_microrub: hold.amount_microrub + 1 },
+        { key_id: randomUUID() },
+        { organization_id: randomUUID() },
+        { source: "media-jobs" },
+      ]) {
+        expect(verifyGrant(keys.trusted, { ...claim, ...other }, hold.grant_signature)).toEqual({ ok: false, refused: "bad_signature" });
+      }
+    }
+    await h.services.holds.apply([
+      { op: "release", hold_id: placed.hold_id, reason: "test" },
+      { op: "release", hold_id: granted.hold_id, reason: "test" },
     ]);
   });
 });

@@ -364,9 +364,15 @@ describe("the operator's lists", () => {
     });
     const users = await h.call("GET", "/admin/v1/users?limit=500").expect(200);
     expect(users.body.data.find((u: { id: string }) => u.id === m.userId)).toMatchObject({ has_password: true, organizations: [{ id: m.organizationId }] });
+    // An organization's members, and users found by a part of their email.
+    const members = await h.call("GET", `/admin/v1/users?organization_id=${m.organizationId}`).expect(200);
+    expect(members.body.data.map((u: { id: string }) => u.id)).toEqual([m.userId]);
+    const found = await h.call("GET", `/admin/v1/users?q=${encodeURIComponent(m.email.slice(0, 12).toUpperCase())}`).expect(200);
+    expect(found.body.data.map((u: { id: string }) => u.id)).toContain(m.userId);
+    expect(found.body.data.every((u: { email: string }) => u.email.includes(m.email.slice(0, 12).toLowerCase()))).toBe(true);
   });
 
-  it("finds organizations by name or id, a page at a time, newest first", async () => {
+  it("finds organizations by name, id, short id or a member's email, a page at a time, newest first", async () => {
     const tag = `Search ${Date.now().toString(36)}`;
     const made: string[] = [];
     for (let i = 0; i < 5; i++) made.push((await h.call("POST", "/admin/v1/organizations", ADMIN, { name: `${tag} ${i}_x` }).expect(201)).body.id);
@@ -386,6 +392,13 @@ describe("the operator's lists", () => {
     ]);
     expect((await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent("%")}`).expect(200)).body.data).toEqual([]);
     expect((await h.call("GET", `/admin/v1/organizations?q=${made[1]}`).expect(200)).body.data.map((o: { id: string }) => o.id)).toEqual([made[1]]);
+    // The short id the pages show, and a member's email (or part of it), find the organization too.
+    expect((await h.call("GET", `/admin/v1/organizations?q=${made[3]!.slice(0, 8)}`).expect(200)).body.data.map((o: { id: string }) => o.id)).toEqual([
+      made[3],
+    ]);
+    const m = await member(1_000);
+    const byEmail = await h.call("GET", `/admin/v1/organizations?q=${encodeURIComponent(m.email.toUpperCase())}`).expect(200);
+    expect(byEmail.body.data.map((o: { id: string }) => o.id)).toEqual([m.organizationId]);
   });
 
   it("shows one organization's lines and spend per day, key and month over a chosen window", async () => {

@@ -16,7 +16,7 @@ beforeAll(async () => {
   vhost = await createTestVhost();
   // Billing's own relay publishes to this vhost, where the test listens as a gateway would.
   h = await startBilling({ env: { RABBITMQ_URL: vhost.url } });
-  bus = await connectBus({ url: vhost.url, name: "billing-events-test", keys: testKeys("gateway") });
+  bus = await connectBus({ url: vhost.url, name: "billing-events-test", topology: "await", keys: testKeys("gateway") });
   consumer = await bus.consume({
     queue: "test.billing-events",
     exclusive: true,

@@ -10,7 +10,7 @@ import { createBillingServices } from "../src/composition";
 import { startHoldCommandConsumer } from "../src/holds/hold-commands.consumer";
 import { createDatabase } from "../src/db";
 import type { HoldService } from "../src/holds/hold.service";
-import { counterValue, holdCalls, placeOp, seedAccount, startBilling, until, type BillingHarness } from "./support/billing-harness";
+import { counterValue, holdCalls, placeOp, seedAccount, startBilling, testGrants, until, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
 let vhost: TestVhost;
@@ -20,7 +20,8 @@ beforeAll(async () => {
   h = await startBilling();
   vhost = await createTestVhost();
   // Signs as text, a producer of hold commands; refusals count on billing's own registry.
-  bus = await connectBus({ url: vhost.url, name: "hold-commands-test", keys: testKeys("text"), registry: h.metrics.registry });
+  // (On a vhost of the test's own, whose topology it declares as billing-ledger would.)
+  bus = await connectBus({ url: vhost.url, name: "hold-commands-test", topology: "declare", keys: testKeys("text"), registry: h.metrics.registry });
   // The composition registered it for its own consumer; this test's consumers count into the same one.
   outcomes = h.metrics.registry.getSingleMetric("billing_hold_commands_total") as Counter<"outcome">;
   // Billing has run before (its consumer declares its queue), so commands sent while it is down wait there.
@@ -150,7 +151,7 @@ it("while the database is unreachable a command is retried with back-off, then a
 
   const dead = createDatabase(h.url.replace(/\/[^/?]+(\?|$)/, "/no_such_database_for_billing$1"), 1);
   const brokenMetrics = new Metrics("billing-ledger");
-  const broken = createBillingServices(dead, { timezone: "UTC", metrics: brokenMetrics });
+  const broken = createBillingServices(dead, { timezone: "UTC", metrics: brokenMetrics, grants: testGrants() });
   const notApplied = await commands("not_applied");
   const first = await start(broken.holds);
   try {
@@ -222,7 +223,7 @@ it("a hold command from a producer that did not place the hold (media-jobs for t
   const a = await seedAccount(h, { credit: 100_000 });
   const holdId = randomUUID();
   await holdCalls(h).place(a.keyId, 5_000, holdId);
-  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", keys: testKeys("media-jobs-worker") });
+  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", topology: "await", keys: testKeys("media-jobs-worker") });
   const consumer = await start();
   try {
     await media.publish("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: 0 });
@@ -283,7 +284,7 @@ it("requests on an allowance and its close arrive over the bus in any order: eac
   await bus.publish("billing.hold.settle", { version: "v1", hold_id: r1, amount_microrub: 2_500, allowance: spend(r1, 5_000) });
   await bus.publish("billing.hold.release", { version: "v1", hold_id: r2, reason: "upstream failed", allowance: spend(r2, 3_000) });
   // media-jobs signs a settlement on text's allowance: it moves nothing.
-  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", keys: testKeys("media-jobs-worker") });
+  const media = await connectBus({ url: vhost.url, name: "media-jobs-test", topology: "await", keys: testKeys("media-jobs-worker") });
   const foreign = randomUUID();
   await media.publish("billing.hold.settle", { version: "v1", hold_id: foreign, amount_microrub: 1_000, allowance: spend(foreign, 1_000) });
   const consumer = await start();

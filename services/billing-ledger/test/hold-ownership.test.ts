@@ -19,8 +19,9 @@ const buses = new Map<Deployable, Bus>();
 beforeAll(async () => {
   h = await startBilling();
   vhost = await createTestVhost();
+  // A vhost of the test's own, whose topology the test declares as billing-ledger would.
   for (const d of ["text", "media-jobs", "media-jobs-worker"] as const) {
-    buses.set(d, await connectBus({ url: vhost.url, name: `${d}-test`, keys: testKeys(d) }));
+    buses.set(d, await connectBus({ url: vhost.url, name: `${d}-test`, topology: "declare", keys: testKeys(d) }));
   }
   // The consumer declares the command queue before anything is published to it.
   const outcomes = h.metrics.registry.getSingleMetric("billing_hold_commands_total") as Counter<"outcome">;

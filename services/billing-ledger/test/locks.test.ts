@@ -4,7 +4,7 @@ import { AppError, Metrics } from "@meter/service-kit";
 import { createBillingServices, type BillingServices } from "../src/composition";
 import { createDatabase, type BillingDatabase as Database } from "../src/db";
 import type { LedgerOp } from "../src/holds/hold-ops.repository";
-import { counterValue, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { counterValue, placeOp, SERVICE, seedAccount, startBilling, testGrants, type BillingHarness } from "./support/billing-harness";
 
 /**
  * Hold batches lock organizations, then keys, each in id order, wait for a lock at most
@@ -27,7 +27,7 @@ it("two replicas' batches touching organizations in opposite orders never deadlo
   const replicas: { database: Database; services: BillingServices; metrics: Metrics }[] = [0, 1].map(() => {
     const database = createDatabase(h.url, 4);
     const metrics = new Metrics("billing-ledger");
-    return { database, metrics, services: createBillingServices(database, { timezone: "UTC", metrics, holdAttempts: 1 }) };
+    return { database, metrics, services: createBillingServices(database, { timezone: "UTC", metrics, holdAttempts: 1, grants: testGrants() }) };
   });
   try {
     const accounts = await Promise.all(Array.from({ length: 8 }, () => seedAccount(h, { credit: 100_000_000 })));

@@ -140,6 +140,25 @@ test("a receiver that fails twice gets the event on the third try; the log shows
   expect(mine()).toHaveLength(3);
 });
 
+test("a failed delivery is sent once more on request; a pending or succeeded one is not", async () => {
+  const { organizationId } = await seedAccount(h);
+  const hook = await register(h, organizationId, ["balance.low"], "/redeliver");
+  receiver.answers = [500];
+  const sent = await h.call("POST", `/admin/v1/organizations/${organizationId}/webhooks/${hook.id}/test`).expect(202);
+  const log = `/admin/v1/organizations/${organizationId}/webhooks/${hook.id}/deliveries`;
+  const delivery = async () => (await h.call("GET", log).expect(200)).body.data[0] as { id: string; status: string; attempts: number };
+  await until(async () => (await delivery()).attempts >= 1, 10_000, "the first attempt");
+  await h.call("POST", `${log}/${sent.body.delivery_id}/redeliver`).expect(409);
+  // As the worker leaves a delivery whose retry window ended.
+  await h.db.$executeRaw`UPDATE webhook_deliveries SET status = 'failed', completed_at = now() WHERE id = ${sent.body.delivery_id}::uuid`;
+  const again = await h.call("POST", `${log}/${sent.body.delivery_id}/redeliver`).expect(202);
+  expect(again.body).toMatchObject({ id: sent.body.delivery_id, status: "pending", completed_at: null });
+  await until(async () => (await delivery()).status === "succeeded", 10_000, "the delivery sent again");
+  expect(receiver.received.filter((r) => r.body.includes(hook.id)).length).toBeGreaterThanOrEqual(2);
+  await h.call("POST", `${log}/${sent.body.delivery_id}/redeliver`).expect(409);
+  await h.call("POST", `${log}/00000000-0000-4000-8000-000000000000/redeliver`).expect(404);
+});
+
 test("the test event reaches one endpoint, signed with its secret; a rotated secret signs the next one", async () => {
   const { organizationId } = await seedAccount(h);
   const hook = await register(h, organizationId, ["balance.low"], "/test");

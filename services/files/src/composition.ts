@@ -14,6 +14,7 @@ import {
   type ReadinessCheck,
 } from "@meter/service-kit";
 import { ClamavScanner } from "./adapters/clamav-scanner";
+import { scannerReadiness } from "./adapters/clamd-signatures";
 import type { ObjectStore } from "./adapters/object-store";
 import { PgUploadLocks } from "./adapters/pg-upload-locks";
 import { S3ObjectStore } from "./adapters/s3-object-store";
@@ -32,6 +33,9 @@ import { UploadAttemptService } from "./services/upload-attempt.service";
 import { UploadLinkService } from "./services/upload-link.service";
 import { UploadService } from "./services/upload.service";
 import { VerificationService } from "./services/verification.service";
+
+/** Within /readyz's 2 s per check and the health report's 1.5 s per service. */
+const SCANNER_PROBE_TIMEOUT_MS = 1_000;
 
 // Declared beside the routes that use them (app.ts), so app.ts needs nothing of this file.
 export type { FilesServices } from "./app";
@@ -92,7 +96,8 @@ export interface FilesWorkerComposition {
 /**
  * What both files processes stand on: their database, the object store, the broker and the outbox relay
  * (the API process writes verification commands to it, the worker's sweeper re-sends stuck ones), and
- * the readiness that follows from them: ready when it can take work.
+ * the readiness that follows from them: ready when it can take work. The scanner is reported beside
+ * them, not counted (scannerReadiness).
  */
 async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: "files" | "files-worker", metrics: Metrics) {
   const { logger } = overrides;
@@ -100,11 +105,16 @@ async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: 
   const auth = overrides.auth ?? createInternalAuth(name, config);
   const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const store = new S3ObjectStore(objectStoreOptionsOf(config));
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, topology: "await", logger, keys: auth.keys, registry: metrics.registry });
   // files-worker's consumer declares the queue; a completion before its first start waits in the outbox.
   bus.requireQueue(CommandQueues.filesVerification);
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });
-  const readiness: ReadinessCheck[] = [databaseReady(database.pool), { name: "object_store", check: () => store.check() }, busReady(bus)];
+  const readiness: ReadinessCheck[] = [
+    databaseReady(database.pool),
+    { name: "object_store", check: () => store.check() },
+    busReady(bus),
+    scannerReadiness({ host: config.CLAMD_HOST, port: config.CLAMD_PORT, timeoutMs: SCANNER_PROBE_TIMEOUT_MS }),
+  ];
   return {
     auth,
     database,

@@ -1,4 +1,5 @@
-import { loadApiConfig, loadConfig, publicBaseUrlOf } from "./config";
+import { upstreamKeyEnvRefusal } from "@meter/contracts";
+import { FilesConfig, loadApiConfig, loadConfig, publicBaseUrlOf } from "./config";
 
 const KEYS = { INTERNAL_SIGNING_KEY: "x".repeat(40), INTERNAL_PUBLIC_KEYS: "x".repeat(40) };
 
@@ -30,4 +31,8 @@ describe("image and stream limits", () => {
     expect(config.CLAMD_STREAM_MAX_BYTES).toBe(50 * 1024 * 1024);
     expect(config.MAX_FILE_BYTES).toBeLessThanOrEqual(config.CLAMD_STREAM_MAX_BYTES);
   });
+});
+
+it("none of files's settings can be read as an upstream key, whatever UPSTREAM_KEY_ENV_PATTERN admits", () => {
+  for (const name of Object.keys(FilesConfig.shape)) expect([name, upstreamKeyEnvRefusal(name, /^.*$/)]).toEqual([name, expect.any(String)]);
 });

@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { z } from "zod";
+import type { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
 import { ServiceCatalog } from "@meter/contracts";
 import type { RetryPolicy } from "@meter/messaging";
@@ -52,10 +52,7 @@ export const FilesConfig = CommonConfig.extend({
   VERIFY_CONCURRENCY: env.int(4, { min: 1, max: 64 }),
   /** While clamd or the object store is down: attempts per message, and the waits between them (the last repeats). */
   VERIFY_RETRY_MAX_ATTEMPTS: env.int(10, { min: 1 }),
-  VERIFY_RETRY_BACKOFF_MS: z.preprocess(
-    (v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((s) => Number(s.trim())) : undefined),
-    z.array(z.number().int().min(1)).min(1).default([1_000, 5_000, 15_000, 30_000, 60_000]),
-  ),
+  VERIFY_RETRY_BACKOFF_MS: env.intList([1_000, 5_000, 15_000, 30_000, 60_000], { min: 1, minItems: 1 }),
   SWEEP_INTERVAL_MS: env.int(60_000, { min: 100 }),
   /** A file still `verifying` this long after its last request is sent to the worker again. */
   VERIFY_REQUEUE_AFTER_MS: env.int(15 * 60_000, { min: 1_000 }),

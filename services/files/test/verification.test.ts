@@ -215,7 +215,7 @@ describe("the worker's health server (for probes and scraping)", () => {
     const ready = await fetch(`${url}/readyz`);
     expect({ status: ready.status, body: await ready.json() }).toEqual({
       status: 200,
-      body: { status: "ok", checks: { database: "ok", object_store: "ok", rabbitmq: "ok" } },
+      body: { status: "ok", checks: { database: "ok", object_store: "ok", rabbitmq: "ok", scanner: expect.stringMatching(/^test signatures only/) } },
     });
     expect(await (await fetch(`${url}/metrics`)).text()).toContain('service="files-worker"');
   });
@@ -227,5 +227,31 @@ describe("the worker's health server (for probes and scraping)", () => {
     } finally {
       await h.clamd.start();
     }
+  }, 60_000);
+});
+
+describe("the scanner in the API's readiness (what the operator's health report shows)", () => {
+  const scanner = async () => {
+    const res = await fetch(`${h.url}/readyz`);
+    return { status: res.status, scanner: ((await res.json()) as { checks: Record<string, string> }).checks.scanner };
+  };
+
+  it("says the local clamd has only the test signatures", async () => {
+    expect(await scanner()).toEqual({
+      status: 200,
+      scanner: expect.stringMatching(
+        /^test signatures only \(ClamAV \d+\.\d+\.\d+, no official database\): uploads are checked for the EICAR test string alone$/,
+      ),
+    });
+  });
+
+  it("says it is not ready to verify while clamd is away, and stays ready itself", async () => {
+    await h.clamd.stop();
+    try {
+      expect(await scanner()).toEqual({ status: 200, scanner: expect.stringMatching(/^not ready to verify: clamd at 127\.0\.0\.1:\d+: .*ECONNREFUSED/) });
+    } finally {
+      await h.clamd.start();
+    }
+    expect((await scanner()).scanner).toMatch(/^test signatures only/);
   }, 60_000);
 });

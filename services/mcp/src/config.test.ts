@@ -1,4 +1,5 @@
-import { loadConfig, publicBaseUrlOf } from "./config";
+import { upstreamKeyEnvRefusal } from "@meter/contracts";
+import { loadConfig, McpConfig, publicBaseUrlOf } from "./config";
 
 const KEYS = { INTERNAL_SIGNING_KEY: "k".repeat(40), INTERNAL_PUBLIC_KEYS: "p".repeat(40) };
 
@@ -31,4 +32,8 @@ describe("where result links point", () => {
     expect(publicBaseUrlOf(loadConfig({ ...KEYS, NODE_ENV: "production", PUBLIC_BASE_URL: "https://api.example.com/" }))).toBe("https://api.example.com");
     expect(publicBaseUrlOf(loadConfig({ ...KEYS, GATEWAY_URL: "http://127.0.0.1:40123" }))).toBe("http://127.0.0.1:40123");
   });
+});
+
+it("none of mcp's settings can be read as an upstream key, whatever UPSTREAM_KEY_ENV_PATTERN admits", () => {
+  for (const name of Object.keys(McpConfig.shape)) expect([name, upstreamKeyEnvRefusal(name, /^.*$/)]).toEqual([name, expect.any(String)]);
 });

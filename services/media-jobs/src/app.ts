@@ -1,10 +1,9 @@
 import type { Express } from "express";
+import { holdOwnerRoutes, type HoldOwnerAudit } from "@meter/hold-client";
 import { createServiceApp, jsonBody, requireIdentity, type InternalAuth, type Logger, type Metrics, type ReadinessCheck } from "@meter/service-kit";
 import { cabinetRoutes } from "./http/cabinet.routes";
-import { internalRoutes } from "./http/internal.routes";
 import { jobsRoutes, type JobsRoutesDeps } from "./http/jobs.routes";
 import { quotesRoutes } from "./http/quotes.routes";
-import type { HoldAuditService } from "./services/hold-audit.service";
 import type { MemberJobsService } from "./services/member-jobs.service";
 import type { QuoteService } from "./services/quote.service";
 
@@ -13,7 +12,7 @@ export interface AppDeps extends JobsRoutesDeps {
   logger: Logger;
   metrics: Metrics;
   quotes: QuoteService;
-  audit: HoldAuditService;
+  audit: Pick<HoldOwnerAudit<never>, "audit" | "finalHolds">;
   /** The web cabinet's list of a member's jobs. */
   memberJobs: MemberJobsService;
   readiness: ReadinessCheck[];
@@ -28,7 +27,7 @@ export function createApp(deps: AppDeps): Express {
     app.use("/cabinet/v1", requireIdentity(deps.auth, { kinds: ["session"], from: ["gateway"] }));
     app.use(jobsRoutes(deps));
     app.use(quotesRoutes({ quotes: deps.quotes }));
-    app.use(internalRoutes({ audit: deps.audit }));
+    app.use(holdOwnerRoutes(deps.audit));
     app.use(cabinetRoutes({ memberJobs: deps.memberJobs }));
   });
 }

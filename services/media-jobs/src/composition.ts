@@ -2,8 +2,20 @@ import { randomUUID } from "node:crypto";
 import type { Express } from "express";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus, type OutboxRelay, type QueueSpec } from "@meter/messaging";
+import { HoldCommandsAdapter, HoldOwnerAudit } from "@meter/hold-client";
 import { BillingClient, CatalogCache, FilesClient, restorePointOf } from "@meter/service-clients";
-import { createInternalAuth, stepOfStop, createServiceApp, InternalClient, Metrics, rawSqlOf, type InternalAuth, type Logger } from "@meter/service-kit";
+import {
+  busReady,
+  busTopologyReady,
+  createInternalAuth,
+  stepOfStop,
+  createServiceApp,
+  InternalClient,
+  Metrics,
+  rawSqlOf,
+  type InternalAuth,
+  type Logger,
+} from "@meter/service-kit";
 import { InputFiles } from "./adapters/input-files.adapter";
 import { MediaEngines } from "./adapters/media-engines.adapter";
 import { createApp } from "./app";
@@ -11,8 +23,9 @@ import { jobRetryOf, type MediaJobsConfig } from "./config";
 import { startJobRequestedConsumer } from "./consumers/job-requested.consumer";
 import { createDatabase, type MediaJobsDatabase } from "./db";
 import { createLocalEngines } from "@meter/media-engines";
+import { closeUpstreamAgents, retryDelaysOf, routingMetricsOf, sharedProviderHealth } from "@meter/upstreams";
+import { holdResolutionOf } from "./domain/job-record";
 import { JobRepository } from "./repositories/job.repository";
-import { HoldAuditService } from "./services/hold-audit.service";
 import { JobCancelService } from "./services/job-cancel.service";
 import { JobPlanner } from "./services/job-planner";
 import { JobQueryService } from "./services/job-query.service";
@@ -20,6 +33,7 @@ import { MemberJobsService } from "./services/member-jobs.service";
 import { JobRequestService } from "./services/job-request.service";
 import { JobReservation } from "./services/job-reservation";
 import { JobRunner } from "./services/job-runner";
+import { UpstreamCalls } from "./services/upstream-calls";
 import { QuoteService } from "./services/quote.service";
 import { Reconciler } from "./services/reconciler.service";
 
@@ -76,7 +90,7 @@ async function wireShared(
   queues: readonly QueueSpec[],
   metrics: Metrics,
 ): Promise<SharedWiring> {
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, logger, keys: auth.keys, registry: metrics.registry });
+  const bus = await connectBus({ url: config.RABBITMQ_URL, name, topology: "await", logger, keys: auth.keys, registry: metrics.registry });
   for (const queue of queues) bus.requireQueue(queue);
   const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
     logger.warn({ err }, "an idle database connection was lost"),
@@ -86,11 +100,13 @@ async function wireShared(
   const repo = new JobRepository(database.pool, config.MEDIA_JOBS_REQUEUE_AFTER_MS);
   // The database is recorded before any job, so every backup of it carries its incarnation (the restore point).
   await restorePointOf((sql) => database.pool.query(sql));
-  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
+  const billing = new BillingClient(billingHttp);
+  // Hold commands go to billing over HTTP when the broker cannot take them (docs/api.md, "Allowances").
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus: new HoldCommandsAdapter(bus, billing, logger), logger });
   return {
     bus,
     database,
-    billing: new BillingClient(billingHttp),
+    billing,
     files: new FilesClient(filesHttp),
     repo,
     relay,
@@ -102,6 +118,7 @@ async function wireShared(
       await stepOfStop("engines.close()", () => engines.close());
       await stepOfStop("billingHttp.close()", () => billingHttp.close());
       await stepOfStop("filesHttp.close()", () => filesHttp.close());
+      await stepOfStop("closeUpstreamAgents()", () => closeUpstreamAgents());
       await stepOfStop("database.close()", () => database.close());
     },
   };
@@ -121,7 +138,7 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
   const { database, billing, repo, onOutbox } = shared;
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
   // Only measure() runs here (headers, page counts): no Tesseract process is ever started by this process.
-  const engines = new MediaEngines(createLocalEngines({ ocrProcesses: 1 }));
+  const engines = new MediaEngines(createLocalEngines({ ocrProcesses: 1 }), config.upstreamKeys);
   const planner = new JobPlanner({ catalog, engines, files: new InputFiles(shared.files), maxInputBytes: config.MEDIA_JOBS_MAX_INPUT_BYTES });
   const reservation = new JobReservation({ repo, billing, logger, onOutbox });
   const queries = new JobQueryService(repo);
@@ -132,16 +149,17 @@ export async function compose(config: MediaJobsConfig, overrides: MediaJobsOverr
     auth,
     logger,
     metrics,
-    requests: new JobRequestService({ repo, planner, reservation, billing, processId: randomUUID(), leaseMs: config.MEDIA_JOBS_LEASE_MS, logger }),
+    requests: new JobRequestService({ repo, planner, reservation, processId: randomUUID(), leaseMs: config.MEDIA_JOBS_LEASE_MS, logger }),
     queries,
     cancels: new JobCancelService({ repo, queries, onOutbox }),
     quotes: new QuoteService(planner),
-    audit: new HoldAuditService(repo, () => restorePointOf((sql) => database.pool.query(sql))),
+    audit: new HoldOwnerAudit(repo, holdResolutionOf, () => restorePointOf((sql) => database.pool.query(sql))),
     memberJobs: new MemberJobsService(repo),
     // Its own database only: readiness that waited for billing-ledger (the catalog) would take every
     // replica out of service while billing rolls out. Until the catalog loads (it retries on its own
-    // timer), requests are refused with 503 and nothing reserved.
-    readiness: [shared.databaseReady],
+    // timer), requests are refused with 503 and nothing reserved. On a broker billing-ledger never ran
+    // on, also the bus topology it waits for.
+    readiness: [shared.databaseReady, busTopologyReady(shared.bus)],
   });
 
   return {
@@ -164,7 +182,7 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   const { logger } = overrides;
   const auth = overrides.auth ?? createInternalAuth("media-jobs-worker", config);
   const workerId = randomUUID();
-  const engines = new MediaEngines(createLocalEngines({ ocrProcesses: config.MEDIA_JOBS_OCR_PROCESSES }));
+  const engines = new MediaEngines(createLocalEngines({ ocrProcesses: config.MEDIA_JOBS_OCR_PROCESSES }), config.upstreamKeys);
   // Models loaded and binaries checked before any job is taken: no job pays a start-up cost.
   const warm = Date.now();
   await engines.warmUp();
@@ -173,11 +191,19 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
   const metrics = new Metrics("media-jobs-worker");
   const shared = await wireShared(config, logger, auth, "media-jobs-worker", [CommandQueues.mediaJobs, CommandQueues.billingHoldCommands], metrics);
   const { bus, database, files, repo, onOutbox } = shared;
+  const upstream = new UpstreamCalls({
+    repo,
+    timeoutMs: config.MEDIA_JOBS_UPSTREAM_TIMEOUT_MS,
+    retryDelaysMs: retryDelaysOf(config, "MEDIA_JOBS"),
+    logger,
+    routing: { health: sharedProviderHealth(database.pool, config, "MEDIA_JOBS", logger), metrics: routingMetricsOf(metrics, "media_jobs") },
+  });
   const runner = new JobRunner({
     repo,
     engines,
     inputs: new InputFiles(files),
     files,
+    upstream,
     logger,
     workerId,
     leaseMs: config.MEDIA_JOBS_LEASE_MS,
@@ -201,13 +227,7 @@ export async function composeWorker(config: MediaJobsConfig, overrides: MediaWor
     {
       logger,
       metrics,
-      readiness: [
-        shared.databaseReady,
-        {
-          name: "broker",
-          check: () => (bus.isConnected() ? Promise.resolve() : Promise.reject(new Error("not connected to RabbitMQ"))),
-        },
-      ],
+      readiness: [shared.databaseReady, { ...busReady(bus), name: "broker" }],
     },
     () => {},
   );

@@ -1,16 +1,11 @@
 import os from "node:os";
-import { z } from "zod";
+import type { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
+import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
 import type { RetryPolicy } from "@meter/messaging";
+import { routingSettings, upstreamKeysFrom, type UpstreamKeys } from "@meter/upstreams";
 
 const MiB = 1024 * 1024;
-
-/** Comma-separated milliseconds, e.g. `1000,5000,30000`. */
-const msList = (fallback: number[]) =>
-  z.preprocess(
-    (v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((s) => Number(s.trim())) : undefined),
-    z.array(z.number().int().min(1)).min(1).default(fallback),
-  );
 
 /** One set of settings for both deployables: the API process (main.ts) and the worker (worker.ts). */
 export const MediaJobsConfig = CommonConfig.extend({
@@ -38,18 +33,26 @@ export const MediaJobsConfig = CommonConfig.extend({
   MEDIA_JOBS_REQUEUE_AFTER_MS: env.int(300_000, { min: 1_000 }),
   /** Deliveries of one job message whose handling failed (database or broker trouble) before it is dead-lettered. */
   MEDIA_JOBS_RETRY_MAX_ATTEMPTS: env.int(5, { min: 1 }),
-  MEDIA_JOBS_RETRY_BACKOFF_MS: msList([1_000, 5_000, 30_000]),
+  MEDIA_JOBS_RETRY_BACKOFF_MS: env.intList([1_000, 5_000, 30_000], { min: 1, minItems: 1 }),
   /** Bytes of input files one job may take in all (each file is also bounded by the files service). */
   MEDIA_JOBS_MAX_INPUT_BYTES: env.int(100 * MiB, { min: 1 }),
   /** How often the reconciler looks for jobs a crash or an outage left behind. */
   RECONCILE_INTERVAL_MS: env.int(1000, { min: 50 }),
   /** Finished jobs (and their idempotency keys) are kept this long, then purged. */
   MEDIA_JOBS_RETENTION_DAYS: env.int(30, { min: 1 }),
+  /** The longest one upstream call of a job may take (an image edit takes up to a minute or two); then it fails upstream_timeout. */
+  MEDIA_JOBS_UPSTREAM_TIMEOUT_MS: env.int(300_000, { min: 1000 }),
+  /** MEDIA_JOBS_UPSTREAM_RETRY_DELAYS_MS, MEDIA_JOBS_PROVIDER_FAILURES_TO_OPEN, MEDIA_JOBS_PROVIDER_COOLDOWN_MS: as text's, for media models. */
+  ...routingSettings("MEDIA_JOBS"),
+  /** The names a catalog entry's `api_key_env` may give: only these variables are ever sent upstream. */
+  UPSTREAM_KEY_ENV_PATTERN: env.string(DEFAULT_UPSTREAM_KEY_ENV_PATTERN),
 });
-export type MediaJobsConfig = z.infer<typeof MediaJobsConfig>;
+export type MediaJobsConfig = z.infer<typeof MediaJobsConfig> & { upstreamKeys: UpstreamKeys };
 
+/** The settings, and the upstream API keys (the rule of @meter/upstreams' upstreamKeysFrom), read once. */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): MediaJobsConfig {
-  return parseConfig(MediaJobsConfig, source);
+  const config = parseConfig(MediaJobsConfig, source);
+  return { ...config, upstreamKeys: upstreamKeysFrom(source, config.UPSTREAM_KEY_ENV_PATTERN, Object.keys(MediaJobsConfig.shape)) };
 }
 
 export function jobRetryOf(config: MediaJobsConfig): RetryPolicy {

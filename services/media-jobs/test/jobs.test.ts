@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import sharp from "sharp";
 import type { JobList, JobRecord, MediaQuote } from "@meter/contracts";
+import { verifyGrant } from "@meter/service-kit";
 import { characterErrorRate } from "@meter/media-engines/test/support/cer";
 import { fixture } from "@meter/media-engines/test/support/fixtures";
 import { portraitJpeg } from "@meter/media-engines/test/support/generated-inputs";
@@ -14,6 +15,7 @@ import {
   TEXT_MODEL,
   eventually,
   signedCall,
+  testGrantKeys,
   startMediaSystem,
   type HttpAnswer,
   type MediaSystem,
@@ -553,7 +555,14 @@ describe("the books cross-check", () => {
     };
     expect((await page(null, "gateway")).status).toBe(403);
 
-    const listed: { hold_id: string; status: string; settled_microrub: number | null; organization_id: string; key_id: string }[] = [];
+    const listed: {
+      hold_id: string;
+      status: string;
+      settled_microrub: number | null;
+      organization_id: string;
+      key_id: string;
+      grant: { amount_microrub: number; signature: string } | null;
+    }[] = [];
     let after: unknown = null;
     do {
       const res = await page(after);
@@ -572,5 +581,38 @@ describe("the books cross-check", () => {
       ]),
     );
     expect(new Set(listed.map((h) => h.hold_id)).size).toBe(listed.length);
+    // Each with billing's signature of its placement, for its estimate.
+    for (const h of mine) {
+      const claim = { hold_id: h.hold_id, kind: "request" as const, source: "media-jobs", organization_id: a.organizationId, key_id: a.keyId };
+      expect(verifyGrant(testGrantKeys().trusted, { ...claim, amount_microrub: h.grant!.amount_microrub }, h.grant!.signature)).toMatchObject({ ok: true });
+    }
+  });
+
+  test("a job row forged into media-jobs' database moves no money through the cross-check, with repair on or off", async () => {
+    const b = await s.sut.account({ credit: 100_000_000 });
+    const id = randomUUID();
+    // The issue's reproduction, in media-jobs' database: a succeeded job of 500 000 000 under a hold id billing never saw.
+    await s.db.query(
+      `INSERT INTO media_jobs (id, key_id, user_id, organization_id, endpoint, idempotency_key, fingerprint, operation, model, plan,
+         estimated_cost, hold_id, state, progress, cost, attempts, next_attempt_at, created_at, completed_at)
+       VALUES ($1, $2, $3, $4, 'ocr', $5, 'f', 'ocr', $6, '{}', 500000000, $7, 'succeeded', '{}', 500000000, 1,
+         now(), now() - interval '1 hour', now() - interval '1 hour')`,
+      [id, b.keyId, b.userId, b.organizationId, randomUUID(), OCR_MODEL, randomUUID()],
+    );
+    try {
+      for (const repair of [false, true]) {
+        const report = await s.sut.admin<{ differences: { owner?: { owner_ref: string }; kind: string; unverified?: string; repaired: boolean }[] }>(
+          "POST",
+          "/admin/v1/books/cross-check",
+          { repair },
+        );
+        expect(report.differences.filter((d) => d.owner?.owner_ref === id)).toEqual([
+          expect.objectContaining({ kind: "unverifiable", unverified: "unsigned", repaired: false }),
+        ]);
+        expect(await s.settledBalance(b.organizationId)).toMatchObject({ balance_microrub: 100_000_000, reserved_microrub: 0 });
+      }
+    } finally {
+      await s.db.query("DELETE FROM media_jobs WHERE id = $1", [id]);
+    }
   });
 });

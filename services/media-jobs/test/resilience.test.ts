@@ -21,7 +21,7 @@ let s: MediaSystem;
 let bus: Bus;
 beforeAll(async () => {
   s = await startMediaSystem({ MEDIA_JOBS_CONCURRENCY: "1", MEDIA_JOBS_LEASE_MS: "3000", MEDIA_JOBS_MAX_ATTEMPTS: String(MAX_ATTEMPTS) });
-  bus = await connectBus({ url: s.sut.env.RABBITMQ_URL!, name: "media-jobs-test", keys: testKeys("media-jobs") });
+  bus = await connectBus({ url: s.sut.env.RABBITMQ_URL!, name: "media-jobs-test", topology: "await", keys: testKeys("media-jobs") });
 }, 300_000);
 afterAll(async () => {
   await bus?.close();

@@ -3,8 +3,10 @@ import type { Express } from "express";
 import { Allocator } from "@meter/allowances";
 import { CommandQueues } from "@meter/contracts";
 import { connectBus, startOutboxRelay, type Bus } from "@meter/messaging";
+import { HoldCommandsAdapter } from "@meter/hold-client";
 import { BillingClient, CatalogCache, restorePointOf } from "@meter/service-clients";
 import {
+  busTopologyReady,
   createInternalAuth,
   stepOfStop,
   InternalClient,
@@ -15,14 +17,12 @@ import {
   type InternalAuth,
   type Logger,
 } from "@meter/service-kit";
-import { HoldCommandsAdapter } from "./adapters/hold-commands.adapter";
 import { createApp } from "./app";
 import type { TextConfig } from "./config";
 import { createDatabase, type TextDatabase } from "./db";
-import { closeUpstreamAgents, createProvider } from "./providers";
-import { SharedProviderHealth } from "./providers/routing/provider-health";
+import { closeUpstreamAgents, retryDelaysOf, routingMetricsOf, sharedProviderHealth } from "@meter/upstreams";
+import { createProvider } from "./providers";
 import { AllowanceRepository } from "./repositories/allowance.repository";
-import { ProviderHealthRepository } from "./repositories/provider-health.repository";
 import { TextRequestRepository } from "./repositories/text-request.repository";
 import { HoldAuditService } from "./services/hold-audit.service";
 import { QuoteService } from "./services/quote.service";
@@ -64,7 +64,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const auth = overrides.auth ?? createInternalAuth("text", config);
   const workerId = randomUUID();
   const metrics = new Metrics("text");
-  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", logger, keys: auth.keys, registry: metrics.registry });
+  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", topology: "await", logger, keys: auth.keys, registry: metrics.registry });
   // billing-ledger declares its queue; hold commands wait in text's outbox until it has, never unroutable.
   bus.requireQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
@@ -99,11 +99,7 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const closer = allowances
     ? new PeriodicPass(() => allowances.tick(), { name: "allowance closer", intervalMs: Math.max(50, Math.floor(config.ALLOWANCE_IDLE_MS / 4)), logger })
     : undefined;
-  const health = new SharedProviderHealth(
-    new ProviderHealthRepository(database.pool),
-    { failuresToOpen: config.TEXT_PROVIDER_FAILURES_TO_OPEN, cooldownMs: config.TEXT_PROVIDER_COOLDOWN_MS },
-    logger,
-  );
+  const health = sharedProviderHealth(database.pool, config, "TEXT", logger);
   const runner = new TextRunner({
     repo,
     billing,
@@ -112,28 +108,10 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     onOutbox: () => relay.kick(),
     maxAttempts: config.TEXT_MAX_ATTEMPTS,
-    upstreamRetryDelaysMs: config.TEXT_UPSTREAM_RETRY_DELAYS_MS,
+    upstreamRetryDelaysMs: retryDelaysOf(config, "TEXT"),
     parkBaseMs: config.TEXT_PARK_BASE_MS,
     allowances,
-    routing: {
-      health,
-      metrics: {
-        calls: metrics.counter("text_upstream_calls_total", "upstream calls by provider and outcome (answered, not_sent, rejected, failed, unknown, capped)", [
-          "provider",
-          "outcome",
-        ]),
-        failures: metrics.counter("text_upstream_failures_total", "upstream calls that failed, by provider and kind (not_sent, rejected, failed, unknown)", [
-          "provider",
-          "kind",
-        ]),
-        seconds: metrics.histogram(
-          "text_upstream_seconds",
-          "upstream call duration by provider",
-          ["provider"],
-          [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
-        ),
-      },
-    },
+    routing: { health, metrics: routingMetricsOf(metrics, "text") },
   });
   const routingView = new RoutingViewService({ catalog, health, repo });
   // Read at each scrape from the shared table: every replica reports the same state.
@@ -184,6 +162,8 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
       // replica out of service while billing rolls out. Until the catalog loads (it retries on its own
       // timer), requests are refused with 503 and nothing reserved.
       { name: "database", check: async () => void (await database.pool.query("SELECT 1")) },
+      // ...and, on a broker billing-ledger never ran on, the bus topology it waits for.
+      busTopologyReady(bus),
     ],
   });
 

@@ -1,5 +1,6 @@
 import { generateInternalKeySet } from "@meter/service-kit";
-import { loadConfig } from "./config";
+import { upstreamKeyEnvRefusal } from "@meter/contracts";
+import { loadConfig, TextConfig } from "./config";
 
 const keys = generateInternalKeySet();
 const base = { INTERNAL_SIGNING_KEY: keys.signingKeys.text, INTERNAL_PUBLIC_KEYS: keys.publicKeys };
@@ -20,8 +21,28 @@ describe("upstream keys", () => {
   });
 
   it("follow UPSTREAM_KEY_ENV_PATTERN, and a setting of the service stays out even when it matches", () => {
-    const config = loadConfig({ ...base, UPSTREAM_KEY_ENV_PATTERN: "^(VLLM_TOKEN|INTERNAL_SIGNING_KEY)$", VLLM_TOKEN: "t" });
-    expect(config.upstreamKeys.get("VLLM_TOKEN")).toBe("t");
+    const config = loadConfig({ ...base, UPSTREAM_KEY_ENV_PATTERN: "^(VLLM_KEY|INTERNAL_SIGNING_KEY)$", VLLM_KEY: "t" });
+    expect(config.upstreamKeys.get("VLLM_KEY")).toBe("t");
     expect(config.upstreamKeys.get("INTERNAL_SIGNING_KEY")).toBeUndefined();
+  });
+
+  it("are read by the rule billing's catalog applies: a widened pattern still reads none of this system's settings", () => {
+    const secrets = {
+      TEXT_BROKER_PASSWORD: "broker",
+      RABBITMQ_PASSWORD: "rabbit",
+      PGPASSWORD: "pg",
+      GATEWAY_API_KEY: "gw",
+      ADMIN_TOKEN: "admin",
+      GRANT_SIGNING_KEY: "grant",
+      BILLING_LEDGER_DATABASE_URL: "postgresql://secret@db/billing",
+      REDIS_URL: "redis://:secret@redis",
+    };
+    const widened = loadConfig({ ...base, ...secrets, UPSTREAM_KEY_ENV_PATTERN: "^.*$", OPENAI_API_KEY: "sk-openai" });
+    expect(widened.upstreamKeys.get("OPENAI_API_KEY")).toBe("sk-openai");
+    for (const name of Object.keys(secrets)) expect([name, widened.upstreamKeys.get(name)]).toEqual([name, undefined]);
+    // GATEWAY_API_KEY matches even the default pattern: it is the gateway's, not an upstream's.
+    expect(loadConfig({ ...base, ...secrets }).upstreamKeys.get("GATEWAY_API_KEY")).toBeUndefined();
+    // And none of text's own settings: the rule knows every one of them.
+    for (const name of Object.keys(TextConfig.shape)) expect([name, upstreamKeyEnvRefusal(name, /^.*$/)]).toEqual([name, expect.any(String)]);
   });
 });

@@ -1,6 +1,7 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { CommonConfig, env, parseConfig, serviceEnv } from "@meter/config";
-import type { UpstreamKeys } from "./providers/provider";
+import { DEFAULT_UPSTREAM_KEY_ENV_PATTERN } from "@meter/contracts";
+import { routingSettings, upstreamKeysFrom, type UpstreamKeys } from "@meter/upstreams";
 
 export const TextConfig = CommonConfig.extend({
   TEXT_PORT: serviceEnv.port("text"),
@@ -15,15 +16,8 @@ export const TextConfig = CommonConfig.extend({
   TEXT_MAX_ATTEMPTS: env.int(10, { min: 1, max: 100 }),
   /** First back-off of a request whose attempt did not finish; it doubles per attempt (capped). */
   TEXT_PARK_BASE_MS: env.int(1_000, { min: 10 }),
-  /** Waits between the inline retries of an upstream answering 5xx/429 within one attempt (nothing was charged). */
-  TEXT_UPSTREAM_RETRY_DELAYS_MS: z.preprocess(
-    (v) => (typeof v === "string" && v.trim() !== "" ? v.split(",").map((x) => Number(x.trim())) : undefined),
-    z.array(z.number().int().min(0).max(60_000)).max(5).default([250, 1000]),
-  ),
-  /** Consecutive failures (refusals, no answer) after which a provider of a several-provider model is cooled down. */
-  TEXT_PROVIDER_FAILURES_TO_OPEN: env.int(3, { min: 1, max: 100 }),
-  /** How long a cooled-down provider is passed over before one trial call (its Retry-After, when longer, wins). */
-  TEXT_PROVIDER_COOLDOWN_MS: env.int(30_000, { min: 100 }),
+  /** TEXT_UPSTREAM_RETRY_DELAYS_MS, TEXT_PROVIDER_FAILURES_TO_OPEN, TEXT_PROVIDER_COOLDOWN_MS. */
+  ...routingSettings("TEXT"),
   /** A request left by an attempt that could not even park it is taken up again after this. */
   TEXT_RECORD_LEASE_MS: env.int(30_000, { min: 1_000 }),
   /** Output budget when a /v1/responses request gives no max_output_tokens (and for quotes without max_tokens). */
@@ -47,28 +41,17 @@ export const TextConfig = CommonConfig.extend({
   ALLOWANCE_IDLE_MS: env.int(2_000, { min: 100, max: 60_000 }),
   /** After billing refused a key an allowance, none is asked for it for this long. */
   ALLOWANCE_REFUSED_BACKOFF_MS: env.int(5_000, { min: 100 }),
-  /** The names a catalog entry's `api_key_env` may give: only these variables are ever sent upstream. */
-  UPSTREAM_KEY_ENV_PATTERN: env.string("^[A-Z][A-Z0-9_]*_API_KEY$"),
+  /** The names a catalog entry's `api_key_env` may give: only these variables (none of this system's settings) are ever sent upstream. */
+  UPSTREAM_KEY_ENV_PATTERN: env.string(DEFAULT_UPSTREAM_KEY_ENV_PATTERN),
 });
 export type TextConfig = z.infer<typeof TextConfig> & { upstreamKeys: UpstreamKeys };
 
 /**
- * The settings, and the upstream API keys: the environment variables whose names match
- * UPSTREAM_KEY_ENV_PATTERN and are none of this service's own settings, read here once.
+ * The settings, and the upstream API keys, read here once: the environment variables the rule billing's
+ * catalog applies to `api_key_env` admits (upstreamKeyEnvRefusal: names matching UPSTREAM_KEY_ENV_PATTERN
+ * that are none of this system's settings).
  */
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): TextConfig {
   const config = parseConfig(TextConfig, source);
-  let pattern: RegExp;
-  try {
-    pattern = new RegExp(config.UPSTREAM_KEY_ENV_PATTERN);
-  } catch (e) {
-    throw new Error(`UPSTREAM_KEY_ENV_PATTERN is not a regular expression: ${(e as Error).message}`);
-  }
-  const own = new Set(Object.keys(TextConfig.shape));
-  const keys = new Map(
-    Object.entries(source).filter(
-      (entry): entry is [string, string] => typeof entry[1] === "string" && entry[1] !== "" && pattern.test(entry[0]) && !own.has(entry[0]),
-    ),
-  );
-  return { ...config, upstreamKeys: { get: (name) => keys.get(name) } };
+  return { ...config, upstreamKeys: upstreamKeysFrom(source, config.UPSTREAM_KEY_ENV_PATTERN, Object.keys(TextConfig.shape)) };
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
+import type { FinalHold, FinalHoldsCursor, FinalHoldsResponse } from "@meter/contracts";
 import { parseMessage } from "@meter/messaging";
 import { createTestDatabase, type TestDatabase } from "@meter/testing";
 import { createDatabase, type TextDatabase } from "../src/db";
+import { withHoldCommand } from "../src/domain/final-command";
 import type { NewTextRecord, TextPlan } from "../src/domain/text-record";
 import { AllowanceRepository } from "../src/repositories/allowance.repository";
 import { TextRequestRepository } from "../src/repositories/text-request.repository";
@@ -46,6 +48,7 @@ function newRecord(allowanceId: string | null, estimate = 100, owner = ME): NewT
     userId: randomUUID(),
     organizationId: ORG,
     endpoint: "messages",
+    operation: "text",
     idempotencyKey: randomUUID(),
     requestId: randomUUID(),
     fingerprint: "f",
@@ -63,7 +66,7 @@ async function openAllowance(granted: number, owner = ME): Promise<string> {
   const id = randomUUID();
   const repo = owner === ME ? allowances : new AllowanceRepository(handle.pool, owner, () => undefined);
   await repo.begin({ id, keyId: KEY, organizationId: ORG });
-  expect(await repo.open(id, granted, new Date(Date.now() + 3_600_000))).toBe(true);
+  expect(await repo.open(id, granted, new Date(Date.now() + 3_600_000), `billing-signed-${id}`)).toBe(true);
   return id;
 }
 
@@ -118,16 +121,20 @@ it("closes only once no request on it is reserving, with its release carrying th
 
   expect(await allowances.closeSettled()).not.toContain(a);
   expect(
-    await requests.finish({
-      record: one.record,
-      state: "completed",
-      result: { text: "x", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } },
-      cost: 40,
-    }),
+    await requests.finish(
+      withHoldCommand({
+        record: one.record,
+        state: "completed",
+        result: { text: "x", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } },
+        cost: 40,
+      }),
+    ),
   ).toBe(true);
   expect(await allowances.closeSettled()).not.toContain(a);
   expect(
-    await requests.finish({ record: two.record, state: "failed", error: { code: "upstream_error", message: "x" }, releaseReason: "upstream failed" }),
+    await requests.finish(
+      withHoldCommand({ record: two.record, state: "failed", error: { code: "upstream_error", message: "x" }, releaseReason: "upstream failed" }),
+    ),
   ).toBe(true);
   expect(await allowances.closeSettled()).toContain(a);
 
@@ -218,8 +225,36 @@ it("an allowance billing has no record of is closed whichever process holds it: 
   // Closed once its request is final, with the estimates used, as any closing allowance.
   expect(await allowances.closeSettled()).not.toContain(lost);
   const result = { text: "x", stop_reason: "end_turn" as const, usage: { input_tokens: 1, output_tokens: 1 } };
-  expect(await requests.finish({ record: onLost.record, state: "completed", result, cost: 80 })).toBe(true);
+  expect(await requests.finish(withHoldCommand({ record: onLost.record, state: "completed", result, cost: 80 }))).toBe(true);
   expect(await allowances.closeSettled()).toContain(lost);
   expect((await row(lost)).state).toBe("closed");
   expect(await outbox(lost)).toMatchObject({ routing_key: "billing.hold.release", payload: { used_microrub: 100 } });
+});
+
+it("the books cross-check's listing carries billing's signature of each record's grant: its placement's, or its allowance's", async () => {
+  const a = await openAllowance(1_000);
+  const onAllowance = await requests.claim(newRecord(a, 100));
+  const perRequest = await requests.claim(newRecord(null, 300));
+  const unsigned = await requests.claim(newRecord(null, 200));
+  if (!("created" in onAllowance) || !("created" in perRequest) || !("created" in unsigned)) throw new Error("not claimed");
+  const result = { text: "x", stop_reason: "end_turn" as const, usage: { input_tokens: 1, output_tokens: 1 } };
+  // The final-outcome statement keeps the signature the attempt's placement was answered with.
+  await requests.finish(withHoldCommand({ record: onAllowance.record, state: "completed", result, cost: 40 }));
+  await requests.finish(withHoldCommand({ record: perRequest.record, state: "completed", result, cost: 90, grantSignature: "billing-signed-placement" }));
+  await requests.finish(
+    withHoldCommand({ record: unsigned.record, state: "failed", error: { code: "upstream_error", message: "x" }, releaseReason: "failed" }),
+  );
+
+  const audit = new HoldAuditService(requests, allowances, async () => null);
+  const listed: FinalHold[] = [];
+  let after: FinalHoldsCursor | null = null;
+  do {
+    const page: FinalHoldsResponse = await audit.finalHolds({ after, limit: 100 });
+    listed.push(...page.holds);
+    after = page.next;
+  } while (after);
+  const grantOf = (id: string) => listed.find((h) => h.owner_ref === id)?.grant;
+  expect(grantOf(onAllowance.record.id)).toEqual({ amount_microrub: 1_000, signature: `billing-signed-${a}` });
+  expect(grantOf(perRequest.record.id)).toEqual({ amount_microrub: 300, signature: "billing-signed-placement" });
+  expect(grantOf(unsigned.record.id)).toBeNull();
 });

@@ -167,12 +167,14 @@ describe("exactly N served against N requests' worth, with allowances", () => {
 describe("a text process that goes away with open allowances", () => {
   /** Another text process on the same database, bus and billing, as a child process (a crash kills it). */
   const startOther = (env: Record<string, string> = {}) =>
-    startServiceProcess(
-      path.resolve(__dirname, "..", "src", "main.ts"),
-      path.resolve(__dirname, "..", "..", ".."),
-      { ...s.stack.env, ...testKeyEnv("text"), TEXT_PORT: "0", LOG_LEVEL: "info", ALLOWANCE_IDLE_MS: "60000", ...env },
-      "text listening",
-    );
+    startServiceProcess(path.resolve(__dirname, "..", "src", "main.ts"), path.resolve(__dirname, "..", "..", ".."), {
+      ...s.stack.env,
+      ...testKeyEnv("text"),
+      TEXT_PORT: "0",
+      LOG_LEVEL: "info",
+      ALLOWANCE_IDLE_MS: "60000",
+      ...env,
+    });
   const callOther = async (url: string, a: TestAccount, text: string, headers: Record<string, string>) => {
     const identity = { kind: "key" as const, key_id: a.keyId, user_id: a.userId, organization_id: a.organizationId, scopes: ["text" as const] };
     const signed = signedCall("gateway", "text", identity, "POST", "/v1/messages", body(text));

@@ -59,14 +59,3 @@ export function query(params: Record<string, string | number | undefined | null>
   const s = q.toString();
   return s ? `?${s}` : "";
 }
-
-export function errorText(e: unknown): string {
-  if (e instanceof ApiError) {
-    if (e.code === "rate_limited" && e.retryAfter) {
-      const s = Number(e.retryAfter);
-      return `${e.message} (in ${s < 60 ? `${s} s` : `about ${Math.ceil(s / 60)} min`})`;
-    }
-    return e.message;
-  }
-  return e instanceof Error ? e.message : String(e);
-}

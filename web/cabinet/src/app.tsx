@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, mayHaveSession, onSignedOut } from "./api";
 import { Layout } from "./components/layout";
 import { ErrorNotice } from "./components/notice";
+import { I18nProvider, useT } from "./i18n/locale";
 import { FilesPage } from "./pages/files";
 import { KeysPage } from "./pages/keys";
 import { LedgerPage } from "./pages/ledger";
@@ -46,8 +47,19 @@ const OPERATOR_ROUTES: Record<string, FunctionComponent> = {
 };
 const SIGN_IN_PAGES = new Set(["/cabinet/sign-in", "/cabinet/operator/sign-in"]);
 
-/** Who is signed in decides which pages exist: a member's, the operator's, or the sign-in pages. */
+/** The cabinet in the language of whoever is signed in (or of the browser, before sign-in). */
 export function App() {
+  const [who, setWho] = useState<string | undefined>();
+  return (
+    <I18nProvider who={who}>
+      <Pages onWho={setWho} />
+    </I18nProvider>
+  );
+}
+
+/** Who is signed in decides which pages exist: a member's, the operator's, or the sign-in pages. */
+function Pages({ onWho }: { onWho: (who: string | undefined) => void }) {
+  const t = useT();
   const path = usePath();
   /** undefined while asking, null when nobody is signed in. */
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -70,6 +82,7 @@ export function App() {
     onSignedOut(() => setMe(null));
     void load();
   }, []);
+  useEffect(() => onWho(me ? (me.role === "member" ? me.user.id : "operator") : undefined), [me]);
 
   const homeOf = (m: Me) => (m.role === "member" ? "/cabinet" : "/cabinet/operator");
   const routes = me ? (me.role === "member" ? MEMBER_ROUTES : OPERATOR_ROUTES) : {};
@@ -90,7 +103,7 @@ export function App() {
   };
 
   if (path === "/cabinet/welcome") return <WelcomePage onSignedIn={signedIn} />;
-  if (me === undefined || misplaced) return error ? <ErrorNotice error={error} /> : <p class="boot">Loading the cabinet…</p>;
+  if (me === undefined || misplaced) return error ? <ErrorNotice error={error} /> : <p class="boot">{t.common.loading}</p>;
   if (me === null) {
     if (path === "/cabinet/operator/sign-in") return <OperatorSignInPage onSignedIn={signedIn} />;
     return <SignInPage onSignedIn={signedIn} />;
@@ -106,13 +119,12 @@ export function App() {
       ) : orgId ? (
         <OrganizationPage id={orgId} />
       ) : (
-        <Layout title="Not found">
+        <Layout title={t.layout.notFound}>
           <p>
-            There is no such page {me.role === "member" ? "for members" : "for the operator"}.{" "}
+            {me.role === "member" ? t.layout.notFoundMember : t.layout.notFoundOperator}{" "}
             <a href={home} onClick={(e) => (e.preventDefault(), navigate(home))}>
-              Go to the start page
+              {t.layout.startPage}
             </a>
-            .
           </p>
         </Layout>
       )}

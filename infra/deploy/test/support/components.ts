@@ -81,6 +81,8 @@ const DEFAULT_PORTS: Record<string, number> = {
 };
 /** Upstream API keys of the text service: free names (the catalog's api_key_env), not config keys. */
 const UPSTREAM_KEY = /_API_KEY$/;
+/** Settings Node itself reads, not the component's config (prod-ha: the broker's CA). */
+const NODE_SETTINGS = new Set(["NODE_EXTRA_CA_CERTS"]);
 
 export interface ParsedComponent {
   problems: string[];
@@ -95,7 +97,7 @@ export interface ParsedComponent {
 export async function parseComponent(where: string, component: Component, env: Record<string, string>, ownKeys: readonly string[]): Promise<ParsedComponent> {
   const mod = await configModuleOf(component);
   const problems = ownKeys
-    .filter((key) => !mod.keys.has(key) && !(component.deployable === "text" && UPSTREAM_KEY.test(key)))
+    .filter((key) => !mod.keys.has(key) && !NODE_SETTINGS.has(key) && !(component.deployable === "text" && UPSTREAM_KEY.test(key)))
     .map((key) => `${where}: sets ${key}, which ${component.entry} does not read`);
   try {
     return { problems, config: mod.loadConfig({ ...env }) };

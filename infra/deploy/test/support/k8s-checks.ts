@@ -1,10 +1,10 @@
 import { PROXY_IDLE_SOCKET_MS } from "../../../../gateway/src/proxy/service-proxy";
 import { IMAGES } from "../../../images/deployables";
-import { signatureFiles } from "./clamd";
+import { clamdConf, signatureFiles } from "./clamd";
 import { checkAddresses, componentOfImage, parseComponent, portOf, processCommand, readinessPortOf, type Component, type Network } from "./components";
 import { imageTag, releaseTag, unpinnedImage } from "./images";
 import { schemaProblems } from "./k8s-schema";
-import type { Overlay } from "./kustomize";
+import { isProduction, type Overlay } from "./kustomize";
 import {
   isAutoscaler,
   isConfigMap,
@@ -27,6 +27,7 @@ import {
 import { checkCredentials } from "./k8s-credentials";
 import { checkMigrations, isMigrationJob } from "./k8s-migration-checks";
 import { checkNetwork } from "./k8s-network-checks";
+import { operatorMade } from "./operators";
 
 export const NAMESPACE = "meter";
 /** Kinds without a namespace. */
@@ -142,14 +143,19 @@ function checkShutdown(r: Running): string[] {
   return problems;
 }
 
-/** Selectors, resources, a non-root and token-less pod for every workload. */
-function checkWorkload(w: Workload, configMaps: Set<string>): string[] {
+/** Selectors, resources, a non-root and token-less pod for every workload, on a ServiceAccount of its own (never `default`). */
+function checkWorkload(w: Workload, configMaps: Set<string>, serviceAccounts: Map<string, K8sObject & { automountServiceAccountToken?: boolean }>): string[] {
   const where = `${w.kind} ${w.metadata.name}`;
   const pod = w.spec.template.spec;
   const problems: string[] = [];
   if (w.kind !== "Job" && !matches(w.spec.selector?.matchLabels, w.spec.template.metadata?.labels))
     problems.push(`${where}: selector does not match its pod template's labels`);
   if (pod.automountServiceAccountToken !== false) problems.push(`${where}: mounts a service account token; no Meter pod talks to the Kubernetes API`);
+  const account = pod.serviceAccountName ?? "default";
+  if (account === "default") problems.push(`${where}: runs on the namespace's default ServiceAccount; give it its own`);
+  else if (!serviceAccounts.has(account)) problems.push(`${where}: ServiceAccount ${account} is not deployed`);
+  else if (serviceAccounts.get(account)!.automountServiceAccountToken !== false)
+    problems.push(`ServiceAccount ${account}: mounts its token in every pod that does not say otherwise`);
   const volumes = new Map((pod.volumes ?? []).map((v) => [v.name, v]));
   const claims = new Set((w.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name));
   for (const v of volumes.values())
@@ -203,7 +209,7 @@ function checkAvailability(objects: K8sObject[], overlay: Overlay): string[] {
     const labels = d.spec.template.metadata?.labels;
     const hpa = hpas.find((h) => h.spec.scaleTargetRef.kind === "Deployment" && h.spec.scaleTargetRef.name === d.metadata.name);
     if (!hpa) problems.push(`${where}: no HorizontalPodAutoscaler`);
-    else if (overlay === "prod" && (hpa.spec.minReplicas ?? 1) < 2)
+    else if (isProduction(overlay) && (hpa.spec.minReplicas ?? 1) < 2)
       problems.push(`${where}: its autoscaler allows ${hpa.spec.minReplicas ?? 1} replica in prod; at least two`);
     else problems.push(...autoscalerProblems(hpa, d));
     if (d.spec.replicas !== undefined) problems.push(`${where}: sets replicas; its autoscaler owns the count`);
@@ -290,7 +296,8 @@ function checkImages(objects: K8sObject[], overlay: Overlay): string[] {
       const named = isMigrationJob(w) ? w.metadata.name.startsWith(`${component.deployable}-migrate-`) : component.deployable === w.metadata.name;
       if (!named) problems.push(`${w.kind} ${w.metadata.name}: runs ${c.image}, the image of ${component.deployable}`);
       const tag = imageTag(c.image);
-      if (!tag || tag === "latest" || (overlay === "prod" && !/\d/.test(tag))) problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is not a release tag`);
+      if (!tag || tag === "latest" || (isProduction(overlay) && !/\d/.test(tag)))
+        problems.push(`${w.kind} ${w.metadata.name}: ${c.image} is not a release tag`);
     }
     // The release label names the migration Job: a tag moved without it would reuse the old release's Job.
     const release = w.metadata.labels?.["app.kubernetes.io/version"];
@@ -301,13 +308,40 @@ function checkImages(objects: K8sObject[], overlay: Overlay): string[] {
   return problems;
 }
 
-/** The clamd ConfigMap holds exactly the signature files of infra/clamav. */
-function checkSignatures(objects: K8sObject[]): string[] {
-  const cm = objects.filter(isConfigMap).find((c) => c.metadata.name === "clamd-signatures");
-  if (!cm) return ["ConfigMap clamd-signatures is not deployed"];
-  return JSON.stringify(cm.data ?? {}) === JSON.stringify(signatureFiles())
-    ? []
-    : ["ConfigMap clamd-signatures differs from the signature files of infra/clamav"];
+/** clamd's database folder: DatabaseDirectory of infra/clamav/clamd.conf. */
+const CLAMD_DATABASE = clamdConf().get("DatabaseDirectory");
+
+/**
+ * What clamd scans with. In production (prod, prod-ha): ClamAV's official databases, which a freshclam
+ * sidecar writes into the volume clamd reads (k8s/components/clamav-freshclam), and clamd ready only
+ * while they are there and current (clamd-ready); never the test signatures' ConfigMap. Elsewhere (dev):
+ * the ConfigMap with exactly the signature files of infra/clamav.
+ */
+function checkScanner(objects: K8sObject[], overlay: Overlay): string[] {
+  const clamd = objects.filter(isWorkload).find((w) => w.kind === "Deployment" && w.metadata.name === "clamd");
+  if (!clamd) return ["Deployment clamd is not deployed"];
+  const pod = clamd.spec.template.spec;
+  const main = pod.containers.find((c) => c.name === "clamd");
+  const databaseVolume = main?.volumeMounts?.find((m) => m.mountPath === CLAMD_DATABASE)?.name;
+  const volume = pod.volumes?.find((v) => v.name === databaseVolume);
+  const signatures = objects.filter(isConfigMap).find((c) => c.metadata.name === "clamd-signatures");
+  if (!isProduction(overlay)) {
+    if (!signatures) return ["ConfigMap clamd-signatures is not deployed"];
+    if (volume?.configMap?.name !== signatures.metadata.name) return [`Deployment clamd: ${CLAMD_DATABASE} is not the ConfigMap clamd-signatures`];
+    return JSON.stringify(signatures.data ?? {}) === JSON.stringify(signatureFiles())
+      ? []
+      : ["ConfigMap clamd-signatures differs from the signature files of infra/clamav"];
+  }
+  const problems: string[] = [];
+  const freshclam = (pod.initContainers ?? []).find((c) => c.command?.[0] === "freshclam");
+  if (!freshclam || freshclam.restartPolicy !== "Always") problems.push("Deployment clamd: no freshclam sidecar keeps the official signatures current");
+  else if (!freshclam.volumeMounts?.some((m) => m.name === databaseVolume && m.readOnly !== true))
+    problems.push(`Deployment clamd: freshclam does not write the volume clamd reads at ${CLAMD_DATABASE}`);
+  if (!volume?.emptyDir)
+    problems.push(`Deployment clamd: ${CLAMD_DATABASE} is ${volume?.configMap ? "a ConfigMap (the test signatures)" : "no volume"}, not freshclam's`);
+  if (main?.readinessProbe?.exec?.command[0] !== "clamd-ready")
+    problems.push("Deployment clamd: its readiness does not ask clamd-ready: it would take scans without current official signatures");
+  return problems;
 }
 
 /** Names outside the namespace (the platform's databases, broker and object store in prod): a dotted host name. */
@@ -323,16 +357,19 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
   }
   const sources = sourcesOf(objects);
   const configMaps = new Set(sources.configMaps.keys());
-  problems.push(...objects.filter(isWorkload).flatMap((w) => checkWorkload(w, configMaps)));
+  const serviceAccounts = new Map(objects.filter((o) => o.kind === "ServiceAccount").map((o) => [o.metadata.name, o]));
+  problems.push(...objects.filter(isWorkload).flatMap((w) => checkWorkload(w, configMaps, serviceAccounts)));
   problems.push(
     ...checkServices(objects),
     ...checkAvailability(objects, overlay),
     ...checkIngressPeers(objects),
     ...checkImages(objects, overlay),
-    ...checkSignatures(objects),
+    ...checkScanner(objects, overlay),
   );
 
-  const network = serviceNetwork(objects);
+  // The prod-ha overlay's databases and broker: Services and pods its operators make.
+  const made = operatorMade(objects);
+  const network = serviceNetwork([...objects, ...made.services]);
   const running: Running[] = [];
   // The migration Jobs are checked apart (k8s-migration-checks.ts): they run the image's migrations, not its process.
   for (const workload of objects.filter(isWorkload).filter((w) => !isMigrationJob(w))) {
@@ -357,6 +394,6 @@ export async function checkOverlay(objects: K8sObject[], overlay: Overlay): Prom
   }
   for (const image of IMAGES)
     if (!running.some((r) => r.component.deployable === image.deployable)) problems.push(`${image.deployable}: no Deployment runs it`);
-  problems.push(...checkNetwork(objects, running, sources), ...checkCredentials(objects, running, sources));
+  problems.push(...checkNetwork([...objects, ...made.services, ...made.workloads], running, sources), ...checkCredentials(objects, running, sources));
   return problems;
 }

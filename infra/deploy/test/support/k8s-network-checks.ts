@@ -3,6 +3,7 @@ import type { Running, Sources } from "./k8s-checks";
 import { environmentOf } from "./k8s-checks";
 import { isNetworkPolicy, isService, isWorkload, matches, podContainers, selects, type K8sObject, type NetworkPolicy, type Workload } from "./manifests";
 import { canConnect, canReachOutside } from "./network-policy";
+import { isOperatorPods, OPERATOR_POD_UPSTREAM } from "./operators";
 
 /** Ports everybody may use: DNS, allowed to every pod by platform/network-policy.yaml. */
 const DNS_PORT = 53;
@@ -11,6 +12,15 @@ const DNS_PORT = 53;
  * base_url); billing-ledger, the organizations' webhook receivers.
  */
 const UPSTREAM: Record<string, number[]> = { text: [443], "billing-ledger": [443] };
+/**
+ * And: freshclam, beside clamd in production, ClamAV's database mirror over HTTPS (its freshclam.conf);
+ * the operators' pods of prod-ha, the Kubernetes API (and CloudNativePG's, the object store).
+ */
+const upstreamOf = (w: Workload): number[] => [
+  ...(UPSTREAM[w.metadata.name] ?? []),
+  ...(isOperatorPods(w) ? (OPERATOR_POD_UPSTREAM[w.kind] ?? []) : []),
+  ...(podContainers(w).some((c) => c.command?.[0] === "freshclam") ? [443] : []),
+];
 
 interface Use {
   key: string;
@@ -40,7 +50,8 @@ const describe = (w: Workload): string => `${w.kind} ${w.metadata.name}`;
 export function checkNetwork(objects: K8sObject[], running: Running[], sources: Sources): string[] {
   const problems: string[] = [];
   const policies = objects.filter(isNetworkPolicy) as NetworkPolicy[];
-  const workloads = objects.filter(isWorkload);
+  // With the stand-ins for the operators' pods (support/operators.ts), which are no workload of the overlay.
+  const workloads = objects.filter((o): o is Workload => isWorkload(o) || isOperatorPods(o));
   const services = objects.filter(isService);
 
   for (const w of workloads) {
@@ -78,7 +89,7 @@ export function checkNetwork(objects: K8sObject[], running: Running[], sources: 
       if (!canReachOutside(policies, labelsOf(client), u.port))
         problems.push(`${describe(client)} cannot reach ${u.host}:${u.port} outside the cluster, which it uses (${u.key})`);
     }
-    const wanted = new Set([...outside.map((u) => u.port), ...(UPSTREAM[client.metadata.name] ?? [])]);
+    const wanted = new Set([...outside.map((u) => u.port), ...upstreamOf(client)]);
     for (const port of openOutsidePorts(policies, labelsOf(client))) {
       if (port !== DNS_PORT && !wanted.has(port))
         problems.push(`${describe(client)} may reach port ${port === 0 ? "(any)" : port} outside the cluster, which it does not use`);

@@ -8,8 +8,11 @@ import type { K8sObject } from "./manifests";
 import { isRecord, repoPath } from "./repo";
 
 /** The environments of k8s/overlays: each renders the whole system. */
-export const OVERLAYS = ["dev", "prod"] as const;
+export const OVERLAYS = ["dev", "prod", "prod-ha"] as const;
 export type Overlay = (typeof OVERLAYS)[number];
+
+/** The overlays a production runs: at least two pods of everything, release tags, official virus signatures. */
+export const isProduction = (overlay: Overlay): boolean => overlay !== "dev";
 
 /** Fills an overlay's secrets/ from its secrets.example/ as they are, placeholders and all. */
 export function copyExampleSecrets(overlayDir: string, target: string): void {
@@ -31,6 +34,16 @@ export function standInSecrets(overlayDir: string, target: string): void {
       text.replace(/change-me-[a-z0-9-]+/g, (placeholder) => createHash("sha256").update(placeholder).digest("hex").slice(0, 48)),
     );
   }
+}
+
+/** Adds k8s/components/<component> to an overlay's `components:` (in a copy of k8s/), as its docs tell an operator to. */
+export function addComponent(k8sDir: string, overlay: Overlay, component: string): void {
+  const file = path.join(k8sDir, "overlays", overlay, "kustomization.yaml");
+  const doc = YAML.parseDocument(readFileSync(file, "utf8"));
+  const components = (doc.get("components") as YAML.YAMLSeq | undefined) ?? doc.createNode([]);
+  components.add(`../../components/${component}`);
+  doc.set("components", components);
+  writeFileSync(file, doc.toString());
 }
 
 /**

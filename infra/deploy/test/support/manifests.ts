@@ -45,7 +45,9 @@ export interface Container {
     readOnlyRootFilesystem?: boolean;
     capabilities?: { drop?: string[]; add?: string[] };
   };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  /** `Always` on an init container: a sidecar, running beside the pod's containers. */
+  restartPolicy?: string;
 }
 
 export interface Volume {

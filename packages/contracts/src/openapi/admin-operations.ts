@@ -1,7 +1,7 @@
 import type { ErrorCode } from "../errors";
 import {
   AddMemberRequest,
-  AdminListQuery,
+  AdminUsersQuery,
   AdminOrganizationsQuery,
   CatalogActivityQuery,
   CreateKeyRequest,
@@ -10,6 +10,7 @@ import {
   CreditRequest,
   CrossCheckRequest,
   HoldListQuery,
+  RepairHoldByHandRequest,
   InvitationListQuery,
   KeyListQuery,
   ListQuery,
@@ -31,12 +32,34 @@ import {
   SpendReport,
 } from "../cabinet";
 import { CatalogModel, ModelUpsert } from "../catalog";
-import { CreateWebhookRequest, NoticeList, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookListQuery, WebhookTestSent } from "../webhooks";
-import { CabinetRequestLogFilter, CabinetRequestLogQuery, RequestLogList } from "../request-log";
+import {
+  CreateWebhookRequest,
+  NoticeList,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookListQuery,
+  WebhookTestSent,
+} from "../webhooks";
+import { CabinetRequestLogFilter, CabinetRequestLogQuery, RequestLogList, RequestLogTotals } from "../request-log";
+import { AnalyticsQuery, AnalyticsReport } from "../usage-analytics";
 import { HealthReport } from "../health";
 import { TextModelProviders, TextRequestView } from "../text-routing";
 import { body, JSON_ERRORS, type Answer, type ApiOperation, type Body, type OperationGroup } from "./operation";
-import { ApiKey, Balance, CrossCheckReport, KeyUsage, LedgerEntry, LedgerPage, Membership, Organization, User } from "./response-schemas";
+import {
+  ApiKey,
+  ApiKeyDetail,
+  Balance,
+  CrossCheckReport,
+  HandRepair,
+  KeyUsage,
+  LedgerEntry,
+  LedgerPage,
+  Membership,
+  Organization,
+  User,
+} from "./response-schemas";
 
 /**
  * The operator's API at `/admin/v1` (docs/api.md "Account cabinet"), with ADMIN_TOKEN; billing-ledger
@@ -82,7 +105,7 @@ export const AdminAccountOperations = {
     { request: body("CreateUserRequest", CreateUserRequest), errors: ["conflict"] },
   ),
   users: op("get", "/users", "The users, with their memberships, has_password and last_sign_in_at", list("users", "AdminUserList", AdminUser), {
-    query: AdminListQuery,
+    query: AdminUsersQuery,
   }),
   user: op("get", "/users/{user_id}", "One user", { 200: ok("The user", body("User", User)) }, { errors: ["not_found"] }),
   createOrganization: op(
@@ -193,6 +216,27 @@ export const AdminRequestLogOperations = {
     { 200: { description: "The entries, newest first", text: "text/csv" } },
     { query: CabinetRequestLogFilter, errors: ["not_found"] },
   ),
+  organizationRequestTotals: op(
+    "get",
+    "/organizations/{organization_id}/requests/totals",
+    "What the same filter adds up to, every page of it",
+    { 200: ok("The totals", body("RequestLogTotals", RequestLogTotals)) },
+    { query: CabinetRequestLogFilter, errors: ["not_found"] },
+  ),
+  organizationAnalytics: op(
+    "get",
+    "/organizations/{organization_id}/analytics",
+    "Requests, tokens, units, spend and errors per hour or per budget day, by key or by model",
+    { 200: ok("The figures", body("AnalyticsReport", AnalyticsReport)) },
+    { query: AnalyticsQuery, errors: ["not_found"] },
+  ),
+  organizationAnalyticsCsv: op(
+    "get",
+    "/organizations/{organization_id}/analytics.csv",
+    "The same figures as CSV, one line per bucket and group",
+    { 200: { description: "The figures, oldest bucket first", text: "text/csv" } },
+    { query: AnalyticsQuery, errors: ["not_found"] },
+  ),
 } satisfies OperationGroup;
 
 export const AdminKeyOperations = {
@@ -204,7 +248,13 @@ export const AdminKeyOperations = {
     { request: body("CreateKeyRequest", CreateKeyRequest), errors: ["not_found"] },
   ),
   keys: op("get", "/keys", "API keys, by organization or user (never the key itself)", list("keys", "ApiKeyList", ApiKey), { query: KeyListQuery }),
-  key: op("get", "/keys/{key_id}", "One API key (never the key itself)", { 200: ok("The key", body("ApiKey", ApiKey)) }, { errors: ["not_found"] }),
+  key: op(
+    "get",
+    "/keys/{key_id}",
+    "One API key (never the key itself), with its recent activity and whether its next typical request fits",
+    { 200: ok("The key", body("ApiKeyDetail", ApiKeyDetail)) },
+    { errors: ["not_found"] },
+  ),
   updateKey: op(
     "patch",
     "/keys/{key_id}",
@@ -266,6 +316,13 @@ export const AdminHoldOperations = {
     "The books cross-check against every hold owner, now (repaired unless `repair` is false)",
     { 200: ok("`{owners, differences}` (docs/api.md, Backups and the books cross-check)", body("CrossCheckReport", CrossCheckReport)) },
     { request: body("CrossCheckRequest", CrossCheckRequest) },
+  ),
+  repairHoldByHand: op(
+    "post",
+    "/books/cross-check/holds/{hold_id}/repair",
+    "Repair one owner's record the cross-check left (an `unverifiable` one), on the operator's word; logged, the reason in the ledger",
+    { 200: ok("`{difference, outcome}`: the repair applied", body("HandRepair", HandRepair)) },
+    { request: body("RepairHoldByHandRequest", RepairHoldByHandRequest), errors: ["not_found", "conflict", "service_unavailable"] },
   ),
 } satisfies OperationGroup;
 
@@ -332,6 +389,13 @@ export const AdminWebhookOperations = {
     "Send a `test` event to one endpoint",
     { 202: ok("The delivery, queued", body("WebhookTestSent", WebhookTestSent)) },
     { errors: ["not_found"] },
+  ),
+  redeliverWebhook: op(
+    "post",
+    "/organizations/{organization_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+    "Send a failed delivery once more, now (it is failed again if that attempt fails too)",
+    { 202: ok("The delivery, pending again", body("WebhookDelivery", WebhookDelivery)) },
+    { errors: ["not_found", "conflict"] },
   ),
   webhookDeliveries: op(
     "get",

@@ -25,9 +25,19 @@ import {
 } from "../cabinet";
 import { UpdateKeyRequest } from "../admin";
 import { FileDeleted, FileList } from "../files";
-import { CabinetRequestLogFilter, CabinetRequestLogQuery, RequestLogList } from "../request-log";
+import { CabinetRequestLogFilter, CabinetRequestLogQuery, RequestLogList, RequestLogTotals } from "../request-log";
+import { AnalyticsQuery, AnalyticsReport } from "../usage-analytics";
 import { JobList, ListJobsQuery } from "../media";
-import { CreateWebhookRequest, NoticeList, WebhookDeliveryList, WebhookEndpoint, WebhookEndpointList, WebhookListQuery, WebhookTestSent } from "../webhooks";
+import {
+  CreateWebhookRequest,
+  NoticeList,
+  WebhookDelivery,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointList,
+  WebhookListQuery,
+  WebhookTestSent,
+} from "../webhooks";
 import { body, JSON_ERRORS, type Answer, type ApiOperation, type Body, type OperationGroup } from "./operation";
 import { ModelList } from "./response-schemas";
 
@@ -230,6 +240,27 @@ export const CabinetRequestLogOperations = {
     { 200: { description: "The entries, newest first, one line per row of the page", text: "text/csv" } },
     { query: CabinetRequestLogFilter },
   ),
+  requestTotals: op(
+    "get",
+    "/requests/totals",
+    "What the same filter adds up to, every page of it",
+    { 200: ok("The totals", body("RequestLogTotals", RequestLogTotals)) },
+    { query: CabinetRequestLogFilter },
+  ),
+  analytics: op(
+    "get",
+    "/analytics",
+    "Requests, tokens, units, spend and errors per hour or per budget day, by key or by model",
+    { 200: ok("The figures", body("AnalyticsReport", AnalyticsReport)) },
+    { query: AnalyticsQuery },
+  ),
+  analyticsCsv: op(
+    "get",
+    "/analytics.csv",
+    "The same figures as CSV, one line per bucket and group",
+    { 200: { description: "The figures, oldest bucket first", text: "text/csv" } },
+    { query: AnalyticsQuery },
+  ),
 } satisfies OperationGroup;
 
 /** The member's own keys in the chosen organization: billing-ledger's member API. */
@@ -292,6 +323,13 @@ export const CabinetWebhookOperations = {
     "Send a `test` event to one endpoint",
     { 202: ok("The delivery, queued", body("WebhookTestSent", WebhookTestSent)) },
     { errors: ["not_found"] },
+  ),
+  redeliverWebhook: op(
+    "post",
+    "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver",
+    "Send a failed delivery once more, now (it is failed again if that attempt fails too)",
+    { 202: ok("The delivery, pending again", body("WebhookDelivery", WebhookDelivery)) },
+    { errors: ["not_found", "conflict"] },
   ),
   webhookDeliveries: op(
     "get",

@@ -4,6 +4,7 @@ import { ErrorCatalog, type ErrorCode } from "../errors";
 import { Microrub } from "../money";
 import { Scope } from "../scopes";
 import { BillingStatus } from "../text";
+import { KeyActivity, NextRequest } from "../usage-analytics";
 
 /**
  * The public answers whose shape docs/api.md fixes but which the services render without a zod
@@ -105,6 +106,8 @@ export const ApiKey = z.looseObject({
   expires_at: z.string().nullable().describe("From then on the key is refused like a revoked one; null: never"),
   budget_alert_percents: z.array(z.int()).describe("Percents of the daily budget whose crossing sends `budget.threshold`"),
 });
+/** One key as `GET /admin/v1/keys/{key_id}` answers it: with its recent activity and whether its next request fits. */
+export const ApiKeyDetail = ApiKey.extend({ activity: KeyActivity, next_request: NextRequest.nullable() });
 export const KeyUsage = z.looseObject({ day: z.string(), spent_microrub: Microrub, reserved_microrub: Microrub, daily_budget_microrub: Microrub });
 export const LedgerEntry = z.looseObject({
   id: z.int(),
@@ -127,6 +130,8 @@ export const CrossCheckReport = z.looseObject({
   owners: z.array(z.looseObject({ source: z.string(), compared: z.int().nonnegative(), unreachable: z.boolean() })),
   differences: z.array(z.looseObject({})),
 });
+/** An operator's repair by hand of one record the cross-check reported. */
+export const HandRepair = z.looseObject({ difference: z.looseObject({ hold_id: z.uuid(), kind: z.string(), repaired: z.boolean() }), outcome: z.string() });
 
 /** The body of POST /mcp: one JSON-RPC 2.0 message (docs/mcp.md lists the tools). */
 export const JsonRpcRequest = z.looseObject({

@@ -48,6 +48,8 @@ const TESSERACT_LANGUAGES: Record<NonNullable<OcrSettings["language"]>, string> 
 const MAX_BLOCK_REREADS = 8;
 /** White margin around a block read again alone (px of the prepared page). */
 const BLOCK_MARGIN_PX = 8;
+/** Pixels kept round each of its lines' boxes (px of the prepared page): a box is the ink Tesseract thresholded. */
+const LINE_MARGIN_PX = 2;
 
 /** Bounds of the resolution a PDF page mixing images and other drawing is rendered at. */
 const MIN_RENDER_DPI = 150;
@@ -164,7 +166,7 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
   /**
    * Reads a prepared page. With `auto` (eng+rus, which picks a model per word), a block with a word
    * that mixes the scripts or is only the other script's look-alikes ("ЕХ" among Latin text) is read
-   * again alone with its own majority's language, so each block keeps its script; past
+   * again alone (its text lines only) with its own majority's language, so each block keeps its script; past
    * MAX_BLOCK_REREADS, the rest is settled letter by letter (script.ts).
    */
   async function read(page: PreparedPage, languages: string, signal?: AbortSignal): Promise<Recognition> {
@@ -192,15 +194,26 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
     return combineBlocks(blocks);
   }
 
-  /** One block cut out of the prepared page (with a white margin) and read alone with `language`. */
+  /**
+   * One block read again alone with `language`: its text lines (as the first reading found them) on
+   * white, with a white margin round the block. Only the lines: read as one block of text (psm 6),
+   * whatever else lies in the block's box would be read as words too, such as the photo a column wraps
+   * round, which the page's layout analysis had left out (docs/benchmarks.md, OCR on real documents).
+   */
   async function rereadBlock(page: PreparedPage, block: RecognisedBlock, language: ScriptLanguage, signal?: AbortSignal): Promise<RecognisedBlock> {
     const left = Math.max(0, block.left - BLOCK_MARGIN_PX);
     const top = Math.max(0, block.top - BLOCK_MARGIN_PX);
     const width = Math.min(page.preparedWidth, block.left + block.width + BLOCK_MARGIN_PX) - left;
     const height = Math.min(page.preparedHeight, block.top + block.height + BLOCK_MARGIN_PX) - top;
     if (width <= 0 || height <= 0) return { ...block, text: unifyWordScripts(block.text, language) };
-    const pixels = Buffer.alloc(width * height);
-    for (let y = 0; y < height; y++) page.grey.copy(pixels, y * width, (top + y) * page.preparedWidth + left, (top + y) * page.preparedWidth + left + width);
+    const pixels = Buffer.alloc(width * height, 255);
+    for (const line of block.lines) {
+      const x0 = Math.max(left, line.left - LINE_MARGIN_PX);
+      const x1 = Math.min(left + width, line.left + line.width + LINE_MARGIN_PX);
+      const y0 = Math.max(top, line.top - LINE_MARGIN_PX);
+      const y1 = Math.min(top + height, line.top + line.height + LINE_MARGIN_PX);
+      for (let y = y0; y < y1; y++) page.grey.copy(pixels, (y - top) * width + (x0 - left), y * page.preparedWidth + x0, y * page.preparedWidth + x1);
+    }
     const pgm = Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`), pixels]);
     const again = await pool.recognize(pgm, { languages: language, dpi: page.dpi, psm: 6, signal });
     if (again.words === 0) return { ...block, text: unifyWordScripts(block.text, language) };

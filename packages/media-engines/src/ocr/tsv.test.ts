@@ -23,3 +23,25 @@ test("words become lines, paragraphs and blocks become blank-line separated, con
 test("no words: empty text and no confidence", () => {
   expect(parseTesseractTsv(`${header}\n${row(1, 0, 0, 0, 0, -1)}\n`)).toEqual({ text: "", confidence: null, words: 0, blocks: [] });
 });
+
+test("a block's lines are the boxes of its lines that hold words, not its own box round a picture", () => {
+  const boxed = (level: number, block: number, line: number, word: number, box: [number, number, number, number], conf: number, text = "") =>
+    [level, 1, block, 1, line, word, ...box, conf, text].join("\t");
+  const tsv = [
+    header,
+    boxed(2, 1, 0, 0, [100, 100, 900, 600], -1),
+    boxed(4, 1, 1, 0, [100, 100, 300, 30], -1),
+    boxed(5, 1, 1, 1, [100, 100, 120, 30], 91, "that"),
+    boxed(5, 1, 1, 2, [240, 100, 160, 30], 90, "historians"),
+    boxed(4, 1, 2, 0, [100, 140, 280, 30], -1),
+    boxed(5, 1, 2, 1, [100, 140, 280, 30], 88, "remain"),
+    boxed(4, 1, 3, 0, [420, 100, 580, 600], -1),
+    boxed(5, 1, 3, 1, [420, 100, 580, 600], 95, " "),
+  ].join("\n");
+  const [block] = parseTesseractTsv(tsv).blocks;
+  expect(block).toMatchObject({ left: 100, top: 100, width: 900, height: 600, words: 3 });
+  expect(block!.lines).toEqual([
+    { left: 100, top: 100, width: 300, height: 30 },
+    { left: 100, top: 140, width: 280, height: 30 },
+  ]);
+});

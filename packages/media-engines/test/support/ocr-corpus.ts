@@ -3,6 +3,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { PdfDocument } from "../../src/ocr/pdf-document";
 import { PDFDocument, popGraphicsState, pushGraphicsState, concatTransformationMatrix, drawObject } from "pdf-lib";
+import { letterheadPage, magazinePage, newsletterPage, reportPage, type PageImage } from "./illustrated-pages";
 import { renderTextGrey, seededRandom, wrap } from "./text-render";
 
 /**
@@ -10,7 +11,8 @@ import { renderTextGrey, seededRandom, wrap } from "./text-render";
  * the committed files as they are, plus what is made from them here, the same on every run: renders of a
  * real PDF page at 96, 150 and 300 DPI (the project's own pdf.js rendering), Russian texts rendered at
  * the same resolutions, a phone-photo-like page, a speckled scan, 150 DPI grey scans in PDFs, a two-page
- * TIFF, bilevel magazine pages.
+ * TIFF, and pages with pictures (illustrated-pages.ts): bilevel magazine pages round a photo, also in a
+ * two-page PDF, a photo with its caption, a chart with its labels, a phone photo of a letterhead.
  */
 export const OCR_CORPUS_DIR = path.resolve(__dirname, "../../../../bench/media/ocr-corpus");
 
@@ -53,16 +55,15 @@ async function a4Render(lines: readonly string[], dpi: number): Promise<{ grey: 
 }
 
 /**
- * A phone photo of a printed page: a 300 DPI render turned by 1.5 degrees, lit unevenly (a grey paper
+ * A phone photo of a printed page: its 300 DPI render turned by 1.5 degrees, lit unevenly (a grey paper
  * darker towards one corner), softened by the lens, scaled to ~165 DPI, with sensor noise, as a JPEG
  * whose header says 72 DPI (what phones write).
  */
-async function phonePhoto(lines: readonly string[], seed: number): Promise<Buffer> {
-  const page = await a4Render(lines, 300);
+async function phonePhoto(page: { grey: Buffer; width: number; height: number }, seed: number): Promise<Buffer> {
   const { data, info } = await sharp(page.grey, { raw: { width: page.width, height: page.height, channels: 1 } })
     .rotate(1.5, { background: "#ffffff" })
     .blur(1.2)
-    .resize({ width: Math.round(A4_INCHES.width * 165) })
+    .resize({ width: Math.round((page.width / 300) * 165) })
     .extractChannel(0)
     .raw()
     .toBuffer({ resolveWithObject: true });
@@ -92,88 +93,12 @@ async function speckledScan(lines: readonly string[], seed: number): Promise<Buf
     .toBuffer();
 }
 
-const LETTER_300DPI = { width: 2550, height: 3300 };
-const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
-/**
- * A magazine page as a 300 DPI bilevel scan (the UNLV-ISRI kind): a headline over two columns of 11 pt
- * DejaVu Serif that wrap round a halftoned photo (`photo`: its box in px), thresholded to 1 bit. Lines are
- * wrapped by a width per character that DejaVu Serif's text stays inside. Returns the 1-bit pixels (0 or
- * 255) and the text in reading order: the headline, then the first column, then the second.
- */
-async function magazinePage(article: string, photo: { left: number; top: number; width: number; height: number }, seed: number) {
-  const [headline = "", ...paragraphs] = article.split("\n");
-  const { width, height } = LETTER_300DPI;
-  const margin = 150;
-  const gutter = 75;
-  const column = (width - 2 * margin - gutter) / 2;
-  const fontSize = (11 / 72) * 300;
-  const lineHeight = Math.round(fontSize * 1.25);
-  const charWidth = fontSize * 0.6;
-  const pad = 40;
-  const top = margin + 160;
-  const lines: { x: number; y: number; text: string }[] = [];
-  // The room on a text line at baseline y of a column: the column less the photo (and its padding) where they overlap.
-  const room = (left: number, y: number): { x: number; width: number } => {
-    const right = left + column;
-    const overlaps = y + fontSize * 0.3 > photo.top - pad && y - fontSize < photo.top + photo.height + pad;
-    if (!overlaps || photo.left - pad >= right || photo.left + photo.width + pad <= left) return { x: left, width: column };
-    const before = photo.left - pad - left;
-    const after = right - (photo.left + photo.width + pad);
-    return before >= after ? { x: left, width: Math.max(0, before) } : { x: photo.left + photo.width + pad, width: after };
-  };
-  let col = 0;
-  let y = top + fontSize;
-  const advance = () => {
-    y += lineHeight;
-    if (y > height - margin) {
-      col++;
-      y = top + fontSize;
-    }
-  };
-  for (const paragraph of paragraphs) {
-    const words = paragraph.split(/\s+/).filter(Boolean);
-    while (words.length > 0) {
-      const box = room(margin + col * (column + gutter), y);
-      const capacity = Math.floor(box.width / charWidth);
-      let line = "";
-      while (words.length > 0 && (line ? line.length + 1 : 0) + words[0]!.length <= capacity) line = line ? `${line} ${words.shift()!}` : words.shift()!;
-      if (line) lines.push({ x: box.x, y, text: line });
-      advance();
-    }
-    y += Math.round(lineHeight * 0.4);
-  }
-  const random = seededRandom(seed);
-  const blobs = Array.from({ length: 6 }, () => ({ cx: random(), cy: random(), r: 0.15 + random() * 0.25, shade: Math.round(random() * 200) }));
-  const picture =
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${photo.width}" height="${photo.height}">` +
-    `<defs><linearGradient id="g" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#e8e8e8"/><stop offset="1" stop-color="#404040"/></linearGradient></defs>` +
-    `<rect width="100%" height="100%" fill="url(#g)"/>` +
-    blobs
-      .map((b) => `<circle cx="${b.cx * photo.width}" cy="${b.cy * photo.height}" r="${b.r * photo.width}" fill="rgb(${b.shade},${b.shade},${b.shade})"/>`)
-      .join("") +
-    `</svg>`;
-  const grey = await sharp(Buffer.from(picture)).blur(6).greyscale().raw().toBuffer();
-  const svg =
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">` +
-    `<rect width="100%" height="100%" fill="#ffffff"/>` +
-    `<text x="${margin}" y="${margin + 80}" font-family="DejaVu Sans" font-weight="bold" font-size="${(24 / 72) * 300}">${escapeXml(headline)}</text>` +
-    `<g font-family="DejaVu Serif" font-size="${fontSize}" fill="#000000">` +
-    lines.map((l) => `<text x="${l.x}" y="${l.y}" xml:space="preserve">${escapeXml(l.text)}</text>`).join("") +
-    `</g></svg>`;
-  const page = await sharp(Buffer.from(svg)).flatten({ background: "#ffffff" }).greyscale().raw().toBuffer();
-  // A 45-degree clustered-dot halftone screen (~70 lines per inch), as printed photos scan in 1 bit.
-  const period = 300 / 70 / Math.SQRT1_2;
-  for (let py = 0; py < photo.height; py++) {
-    for (let px = 0; px < photo.width; px++) {
-      const u = ((px + py) * Math.SQRT1_2 * 2 * Math.PI) / period;
-      const v = ((px - py) * Math.SQRT1_2 * 2 * Math.PI) / period;
-      const threshold = 127.5 * (1 + Math.cos(u) * Math.cos(v) * 0.98);
-      page[(photo.top + py) * width + photo.left + px] = grey[py * photo.width + px]! < threshold ? 0 : 255;
-    }
-  }
-  for (let i = 0; i < page.length; i++) page[i] = page[i]! < 128 ? 0 : 255;
-  return { pixels: page, width, height, text: [headline, ...lines.map((l) => l.text)].join("\n") };
+/** Grey pixels as a PNG that says its resolution. */
+function greyPng(page: PageImage, dpi: number): Promise<Buffer> {
+  return sharp(page.pixels, { raw: { width: page.width, height: page.height, channels: 1 } })
+    .withMetadata({ density: dpi })
+    .png()
+    .toBuffer();
 }
 
 /** 1-bit pixels as a bilevel PNG that says 300 DPI. */
@@ -195,24 +120,38 @@ function packBits(pixels: Buffer, width: number, height: number): Buffer {
 }
 
 /**
- * A one-page PDF whose only content is one DeviceGray image drawn at its true size at `dpi`, as a scanner
- * writes it: 1-bit pixels (0 or 255) packed and Flate-compressed, or a greyscale JPEG kept as it is (DCTDecode).
+ * A PDF whose pages each hold one DeviceGray image drawn at its true size at `dpi`, as a scanner writes
+ * it: 1-bit pixels (0 or 255) packed and Flate-compressed, or a greyscale JPEG kept as it is (DCTDecode).
  */
-async function scannerPdf(image: { bilevel: { pixels: Buffer } } | { jpeg: Buffer }, width: number, height: number, dpi: number): Promise<Buffer> {
+async function scannerPdf(pages: readonly (({ pixels: Buffer } | { jpeg: Buffer }) & { width: number; height: number })[], dpi: number): Promise<Buffer> {
   const pdf = await PDFDocument.create();
   const fixed = new Date("2025-03-15T10:30:00Z");
   pdf.setCreationDate(fixed);
   pdf.setModificationDate(fixed);
-  const dict = { Type: "XObject", Subtype: "Image", Width: width, Height: height, ColorSpace: "DeviceGray" };
-  const stream =
-    "jpeg" in image
-      ? pdf.context.stream(image.jpeg, { ...dict, BitsPerComponent: 8, Filter: "DCTDecode" })
-      : pdf.context.flateStream(packBits(image.bilevel.pixels, width, height), { ...dict, BitsPerComponent: 1 });
-  const size = { width: (width * 72) / dpi, height: (height * 72) / dpi };
-  const pdfPage = pdf.addPage([size.width, size.height]);
-  const name = pdfPage.node.newXObject("Scan", pdf.context.register(stream));
-  pdfPage.pushOperators(pushGraphicsState(), concatTransformationMatrix(size.width, 0, 0, size.height, 0, 0), drawObject(name), popGraphicsState());
+  for (const image of pages) {
+    const { width, height } = image;
+    const dict = { Type: "XObject", Subtype: "Image", Width: width, Height: height, ColorSpace: "DeviceGray" };
+    const stream =
+      "jpeg" in image
+        ? pdf.context.stream(image.jpeg, { ...dict, BitsPerComponent: 8, Filter: "DCTDecode" })
+        : pdf.context.flateStream(packBits(image.pixels, width, height), { ...dict, BitsPerComponent: 1 });
+    const size = { width: (width * 72) / dpi, height: (height * 72) / dpi };
+    const pdfPage = pdf.addPage([size.width, size.height]);
+    const name = pdfPage.node.newXObject("Scan", pdf.context.register(stream));
+    pdfPage.pushOperators(pushGraphicsState(), concatTransformationMatrix(size.width, 0, 0, size.height, 0, 0), drawObject(name), popGraphicsState());
+  }
   return Buffer.from(await pdf.save());
+}
+
+/** Bilevel pages of one size as one multi-page TIFF (CCITT G4, as scanners write them) that says 300 DPI. */
+function bilevelTiff(pages: readonly PageImage[]): Promise<Buffer> {
+  const [first] = pages as [PageImage];
+  return sharp(Buffer.concat(pages.map((p) => p.pixels)), {
+    raw: { width: first.width, height: first.height * pages.length, channels: 1, pageHeight: first.height },
+  })
+    .toColourspace("b-w")
+    .tiff({ compression: "ccittfax4", bitdepth: 1, xres: 300 / 25.4, yres: 300 / 25.4 })
+    .toBuffer();
 }
 
 /**
@@ -323,7 +262,7 @@ export async function loadOcrCorpus(): Promise<CorpusDocument[]> {
     kind: "photo",
     language: "ru",
     mimeType: "image/jpeg",
-    data: await phonePhoto(form, 7),
+    data: await phonePhoto(await a4Render(form, 300), 7),
     expected: form.join("\n"),
     pages: 1,
   });
@@ -355,43 +294,73 @@ export async function loadOcrCorpus(): Promise<CorpusDocument[]> {
       kind: "grey scan in a PDF",
       language: "ru",
       mimeType: "application/pdf",
-      data: await scannerPdf({ jpeg: scan.jpeg }, scan.width, scan.height, 150),
+      data: await scannerPdf([scan], 150),
       expected: lines.join("\n"),
       pages: 1,
       plain: { data: scan.jpeg, mimeType: "image/jpeg" },
     });
   }
+  // Pages with pictures: what is in a picture is not text, and none of it may be read as words.
   const article = text("magazine-en.txt");
-  const magazines = [
-    { name: "magazine-en bilevel scan, photo across the columns", photo: { left: 850, top: 1150, width: 850, height: 900 } },
-    { name: "magazine-en bilevel scan, photo in the right column", photo: { left: 1350, top: 500, width: 700, height: 800 } },
-  ];
-  for (const [i, magazine] of magazines.entries()) {
-    const page = await magazinePage(article, magazine.photo, 17 + i);
-    const png = await bilevelPng(page);
-    docs.push({
-      name: `${magazine.name} (300 DPI, 1 bit)`,
-      kind: "bilevel scan",
-      language: "en",
-      mimeType: "image/png",
-      data: png,
-      expected: page.text,
-      pages: 1,
-    });
-    if (i === 0) {
-      const pdf = await scannerPdf({ bilevel: page }, page.width, page.height, 300);
-      const plain = { data: png, mimeType: "image/png" };
-      docs.push({
-        name: `${magazine.name}, in a PDF`,
-        kind: "bilevel scan",
-        language: "en",
-        mimeType: "application/pdf",
-        data: pdf,
-        expected: page.text,
-        pages: 1,
-        plain,
-      });
-    }
+  const across = await magazinePage(article, { left: 850, top: 1150, width: 850, height: 900, scene: "night" }, 17);
+  const right = await magazinePage(article, { left: 1350, top: 500, width: 700, height: 800, scene: "shapes" }, 18);
+  for (const [name, page] of [
+    ["magazine-en bilevel scan, night photo across the columns (300 DPI, 1 bit)", across],
+    ["magazine-en bilevel scan, photo in the right column (300 DPI, 1 bit)", right],
+  ] as const) {
+    docs.push({ name, kind: "bilevel scan", language: "en", mimeType: "image/png", data: await bilevelPng(page), expected: page.text, pages: 1 });
   }
+  docs.push({
+    name: "magazine-en bilevel scans in a PDF, two pages, the night photo on page 2",
+    kind: "bilevel scan",
+    language: "en",
+    mimeType: "application/pdf",
+    data: await scannerPdf([right, across], 300),
+    expected: `${right.text}\n${across.text}`,
+    pages: 2,
+    plain: { data: await bilevelTiff([right, across]), mimeType: "image/tiff" },
+  });
+  const newsletter = await newsletterPage(
+    text("newsletter-ru.txt"),
+    "Первыми по новому мосту прошли ученики школы посёлка Каменка. Фото пресс-службы администрации района",
+    200,
+    23,
+  );
+  docs.push({
+    name: "newsletter-ru, photo with a caption (200 DPI grey)",
+    kind: "page with a picture",
+    language: "ru",
+    mimeType: "image/png",
+    data: await greyPng(newsletter, 200),
+    expected: newsletter.text,
+    pages: 1,
+  });
+  const report = await reportPage(text("report-en.txt"), 150);
+  docs.push({
+    name: "report-en, bar chart with labels (150 DPI grey)",
+    kind: "page with a picture",
+    language: "en",
+    mimeType: "image/png",
+    data: await greyPng(report, 150),
+    expected: report.text,
+    pages: 1,
+  });
+  const letter = await letterheadPage(
+    "ООО «Северный ветер»",
+    "125009, г. Москва, ул. Тверская, д. 7, офис 12",
+    text("letter-ru.txt")
+      .split("\n")
+      .flatMap((line) => wrap(line, 72)),
+    300,
+  );
+  docs.push({
+    name: "letter-ru phone photo, letterhead with a logo (~165 DPI, JPEG says 72)",
+    kind: "page with a picture",
+    language: "ru",
+    mimeType: "image/jpeg",
+    data: await phonePhoto({ grey: letter.pixels, width: letter.width, height: letter.height }, 29),
+    expected: letter.text,
+    pages: 1,
+  });
   return docs;
 }

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID, sign, timingSafeEqual, verify } from "node:crypto";
+import { createHmac, createSecretKey, randomUUID, sign, timingSafeEqual, verify, type KeyObject } from "node:crypto";
 import { Identity, InternalHeaders, UNSIGNED_PAYLOAD, type Deployable } from "@meter/contracts";
 import { pairKey, parseInternalKeys, sha256Hex, type InternalKeys } from "@meter/signing";
 import { NonceCache } from "./nonce-cache";
@@ -54,9 +54,9 @@ export const DEFAULT_INTERNAL_AUTH_SCHEMES: InternalAuthSchemes = { sign: "ed255
 export class InternalAuth {
   private readonly nonces = new NonceCache(2 * MAX_SKEW_MS);
   /** The MAC keys this process signs with, per audience: one per key the audience has listed. */
-  private readonly outgoing = new Map<Deployable, { kid: string; key: Buffer }[]>();
+  private readonly outgoing = new Map<Deployable, { kid: string; key: KeyObject }[]>();
   /** The MAC key of each caller kid calling this process. */
-  private readonly incoming = new Map<string, Buffer>();
+  private readonly incoming = new Map<string, KeyObject>();
 
   constructor(
     readonly keys: InternalKeys,
@@ -158,31 +158,32 @@ export class InternalAuth {
     }
   }
 
-  private outgoingKeys(audience: Deployable): { kid: string; key: Buffer }[] {
+  private outgoingKeys(audience: Deployable): { kid: string; key: KeyObject }[] {
     let keys = this.outgoing.get(audience);
     if (!keys) {
       const { self, signing } = this.keys;
       keys = [...this.keys.trusted]
         .filter(([, t]) => t.signer === audience)
-        .map(([kid, t]) => ({ kid, key: pairKey(signing, t, { callerKid: signing.kid, caller: self, audienceKid: kid, audience }) }));
+        .map(([kid, t]) => ({ kid, key: createSecretKey(pairKey(signing, t, { callerKid: signing.kid, caller: self, audienceKid: kid, audience })) }));
       this.outgoing.set(audience, keys);
     }
     return keys;
   }
 
-  private incomingKey(callerKid: string): Buffer {
+  private incomingKey(callerKid: string): KeyObject {
     let key = this.incoming.get(callerKid);
     if (!key) {
       const caller = this.keys.trusted.get(callerKid)!;
       const { self, signing } = this.keys;
-      key = pairKey(signing, caller, { callerKid, caller: caller.signer, audienceKid: signing.kid, audience: self });
+      key = createSecretKey(pairKey(signing, caller, { callerKid, caller: caller.signer, audienceKid: signing.kid, audience: self }));
       this.incoming.set(callerKid, key);
     }
     return key;
   }
 }
 
-function mac(key: Buffer, data: string): Buffer {
+/** Keyed by a KeyObject made once per pair: an HMAC keyed by a Buffer builds one at every call (docs/benchmarks.md, "Issue 43"). */
+function mac(key: KeyObject, data: string): Buffer {
   return createHmac("sha256", key).update(data).digest();
 }
 

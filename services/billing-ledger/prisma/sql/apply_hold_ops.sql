@@ -16,7 +16,7 @@
 --                   -> allowance_spend with allowance, allowance_close with used_microrub, else hold_resolve
 -- plus billing's own {op: "expire", hold_id, reason} (hold_resolve) and the books cross-check's
 --   {op: "recover", hold_id, key_id, organization_id, amount_microrub, settled_microrub, operation, model,
---    source, owner_ref, settled_at} (hold_recover).
+--    source, owner_ref, settled_at, recovered_allowance_id?, allowance_amount_microrub?, reason?} (hold_recover).
 -- A holder's settle or release (bus or HTTP) names the service whose signature it came with (source):
 -- it applies only to a hold that service placed (for a request on an allowance: the allowance). Billing's
 -- own ops (expiry, the operator, the audit) name none.
@@ -43,6 +43,7 @@
 --    conflict on a request's command: its allowance is not active, or the estimate does not fit it)
 --   expire:  expired | already | conflict | not_found
 --   recover: recovered | already | conflict | invalid_key (the key is not the organization's)
+--            | exceeds_allowance (its allowance's signed grant does not cover it)
 CREATE OR REPLACE FUNCTION apply_hold_ops(p_ops jsonb, p_tz text, p_lock_timeout_ms integer, p_allowance_max_share numeric,
                                           p_now timestamptz DEFAULT NULL)
 RETURNS TABLE (
@@ -75,9 +76,11 @@ BEGIN
       jsonb_to_recordset(p_ops) AS (op text, hold_id uuid, key_id uuid, amount_microrub bigint, operation text,
                                     model text, source text, owner_ref text, reason text, organization_id uuid,
                                     settled_microrub bigint, settled_at timestamptz, min_microrub bigint,
-                                    allowance jsonb, used_microrub bigint, unit_microrub bigint)
+                                    allowance jsonb, used_microrub bigint, unit_microrub bigint,
+                                    recovered_allowance_id uuid, allowance_amount_microrub bigint)
     ) WITH ORDINALITY AS x(op, hold_id, key_id, amount_microrub, operation, model, source, owner_ref, reason,
-                           organization_id, settled_microrub, settled_at, min_microrub, allowance, used_microrub, unit_microrub, n)
+                           organization_id, settled_microrub, settled_at, min_microrub, allowance, used_microrub, unit_microrub,
+                           recovered_allowance_id, allowance_amount_microrub, n)
     ORDER BY x.n
   LOOP
     v_at := array_position(v_batch_n, it.n);
@@ -97,7 +100,8 @@ BEGIN
         r := hold_resolve(it.op, it.hold_id, it.amount_microrub, it.reason, it.used_microrub, it.source, v_now, v_day);
       ELSIF it.op = 'recover' THEN
         r := hold_recover(it.hold_id, it.key_id, it.organization_id, it.amount_microrub, it.settled_microrub, it.operation,
-                          it.model, it.source, it.owner_ref, it.settled_at, p_tz);
+                          it.model, it.source, it.owner_ref, it.settled_at, p_tz, it.recovered_allowance_id,
+                          it.allowance_amount_microrub, it.reason);
       ELSE
         RAISE EXCEPTION 'apply_hold_ops: unknown op %', it.op;
       END IF;

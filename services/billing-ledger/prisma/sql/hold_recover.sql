@@ -3,13 +3,23 @@
 -- the balance: a charge the client was told of is owed even below zero (docs/api.md, "Backups and the
 -- books cross-check"). Called by apply_hold_ops (services/billing-ledger/prisma/sql/apply_hold_ops.sql)
 -- for the books cross-check's {op: "recover"}
--- (services/billing-ledger/src/holds/books-cross-check.service.ts).
+-- (services/billing-ledger/src/holds/books-cross-check.service.ts), which first checked billing's
+-- signature of the grant that covers the record (holds/grant-signatures.ts).
+--
+-- A request placed on an allowance billing has no open record of is recovered as a hold of its own,
+-- marked with that allowance (recovered_allowance_id): the allowance's requests, those billing recorded
+-- on it and those recovered, never take more than p_allowance_amount, the amount of its signed grant.
+-- p_allowance_amount NULL (an operator's repair by hand) marks it without that bound. p_reference is the
+-- ledger entries' reference ('recovered' when NULL).
 --
 -- Outcomes: recovered | already (recovered before, with the same charge) | conflict (billing has the
--- hold otherwise: it stands) | invalid_key (the key is not the organization's).
+-- hold otherwise: it stands) | invalid_key (the key is not the organization's) | exceeds_allowance (the
+-- allowance's signed amount does not cover it: nothing moves).
+DROP FUNCTION IF EXISTS hold_recover(uuid, uuid, uuid, bigint, bigint, text, text, text, text, timestamptz, text);
 CREATE OR REPLACE FUNCTION hold_recover(p_hold_id uuid, p_key_id uuid, p_organization_id uuid, p_amount bigint, p_settled bigint,
                                         p_operation text, p_model text, p_source text, p_owner_ref text,
-                                        p_settled_at timestamptz, p_tz text,
+                                        p_settled_at timestamptz, p_tz text, p_allowance_id uuid, p_allowance_amount bigint,
+                                        p_reference text,
                                         OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -26,12 +36,20 @@ BEGIN
     o_outcome := 'invalid_key';
     RETURN;
   END IF;
+  -- The organization's lock (hold_ops_lock) keeps two recoveries on one allowance from both fitting.
+  IF p_allowance_amount IS NOT NULL
+     AND COALESCE((SELECT a.consumed FROM holds a WHERE a.id = p_allowance_id AND a.kind = 'allowance'), 0)
+         + COALESCE((SELECT sum(r.amount) FROM holds r WHERE r.recovered_allowance_id = p_allowance_id), 0)
+         + p_amount > p_allowance_amount THEN
+    o_outcome := 'exceeds_allowance';
+    RETURN;
+  END IF;
 
   INSERT INTO holds (id, organization_id, key_id, amount, settled, status, operation, model, source, owner_ref,
-                     budget_day, reason, created_at, resolved_at)
+                     budget_day, reason, created_at, resolved_at, recovered_allowance_id)
   VALUES (p_hold_id, p_organization_id, p_key_id, p_amount, p_settled, 'settled', p_operation,
           p_model, p_source, p_owner_ref, (p_settled_at AT TIME ZONE p_tz)::date,
-          'recovered from its owner''s final record', p_settled_at, p_settled_at)
+          'recovered from its owner''s final record', p_settled_at, p_settled_at, p_allowance_id)
   RETURNING * INTO o_hold;
   IF p_settled > 0 THEN
     INSERT INTO key_daily_usage AS u (key_id, day, spent) VALUES (p_key_id, o_hold.budget_day, p_settled)
@@ -44,8 +62,8 @@ BEGIN
   -- Its two entries, on the owner's time: the hold (as if placed then) and its settlement.
   INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)
   VALUES (p_organization_id, p_key_id, p_hold_id, 'hold', p_amount, v_org.balance + p_settled, v_org.reserved,
-          'recovered', p_settled_at),
+          COALESCE(p_reference, 'recovered'), p_settled_at),
          (p_organization_id, p_key_id, p_hold_id, 'settle', p_settled, v_org.balance, v_org.reserved,
-          'recovered', p_settled_at);
+          COALESCE(p_reference, 'recovered'), p_settled_at);
   o_outcome := 'recovered';
 END $$;

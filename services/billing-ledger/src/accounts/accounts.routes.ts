@@ -4,7 +4,7 @@ import {
   ADMIN_PREFIX,
   AddMemberRequest,
   AdminAccountOperations,
-  AdminListQuery,
+  AdminUsersQuery,
   AdminOrganizationsQuery,
   CABINET_API_PREFIX,
   CabinetLedgerCsvQuery,
@@ -49,7 +49,7 @@ export function accountsAdminRoutes(deps: {
       res.status(created ? 201 : 200).json(user);
     },
     users: async (req, res) => {
-      res.json({ object: "list", data: await directory.users(parseInput(AdminListQuery, req.query).limit) });
+      res.json({ object: "list", data: await directory.users(parseInput(AdminUsersQuery, req.query)) });
     },
     user: async (req, res) => {
       res.json(await accounts.getUser(id(req.params.user_id)));

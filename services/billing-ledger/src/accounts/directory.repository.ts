@@ -6,18 +6,20 @@ export class DirectoryRepository {
   constructor(private readonly db: Db) {}
 
   /**
-   * Newest first, `limit` after the cursor's organization; `q` matches a name containing it (any case)
-   * or an id equal to it. A sequential scan of names is fine for thousands of organizations.
+   * Newest first, `limit` after the cursor's organization; `q` matches a name containing it (any case),
+   * an id starting with it (the short id the pages show, "3a652225"), or a member's email containing it.
+   * A sequential scan of names is fine for thousands of organizations.
    */
   async organizations(f: { q?: string | undefined; limit: number; cursor?: string | undefined }): Promise<AdminOrganization[]> {
     const q = f.q ? f.q : null;
     const pattern = q ? `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    const id = q && /^[0-9a-f-]{36}$/i.test(q) ? q.toLowerCase() : null;
+    const idPrefix = q && /^[0-9a-f][0-9a-f-]{3,35}$/i.test(q) ? `${q.toLowerCase()}%` : null;
     const rows = await this.db.$queryRaw<{ id: string; name: string; created_at: Date; balance: bigint; reserved: bigint; members: number }[]>`
       SELECT o.id, o.name, o.created_at, o.balance, o.reserved,
              (SELECT count(*) FROM memberships m WHERE m.organization_id = o.id)::int AS members
       FROM organizations o
-      WHERE (${pattern}::text IS NULL OR o.name ILIKE ${pattern}::text OR o.id = ${id}::uuid)
+      WHERE (${pattern}::text IS NULL OR o.name ILIKE ${pattern}::text OR o.id::text LIKE ${idPrefix}::text
+             OR EXISTS (SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = o.id AND u.email ILIKE ${pattern}::text))
         AND (${f.cursor ?? null}::uuid IS NULL
              OR (o.created_at, o.id) < (SELECT c.created_at, c.id FROM organizations c WHERE c.id = ${f.cursor ?? null}::uuid))
       ORDER BY o.created_at DESC, o.id DESC
@@ -33,10 +35,14 @@ export class DirectoryRepository {
     }));
   }
 
-  async users(limit: number): Promise<AdminUser[]> {
+  async users(f: { limit: number; organizationId?: string | undefined; q?: string | undefined }): Promise<AdminUser[]> {
     const rows = await this.db.user.findMany({
+      where: {
+        ...(f.organizationId ? { memberships: { some: { organizationId: f.organizationId } } } : {}),
+        ...(f.q ? { email: { contains: f.q, mode: "insensitive" as const } } : {}),
+      },
       orderBy: [{ createdAt: "desc" }, { id: "asc" }],
-      take: limit,
+      take: f.limit,
       include: { memberships: { include: { organization: { select: { id: true, name: true } } }, orderBy: { createdAt: "asc" } } },
     });
     return rows.map((u) => ({

@@ -1,4 +1,4 @@
-import type { AdminOrganization, AdminOrganizationsQuery, AdminUser } from "@meter/contracts";
+import type { AdminOrganization, AdminOrganizationsQuery, AdminUser, AdminUsersQuery } from "@meter/contracts";
 import type { DirectoryRepository } from "./directory.repository";
 
 /** The operator's overview: every organization with its money, every user with their memberships. */
@@ -13,7 +13,8 @@ export class DirectoryService {
     return { object: "list", data, has_more: hasMore, next_cursor: hasMore ? data.at(-1)!.id : null };
   }
 
-  users(limit: number): Promise<AdminUser[]> {
-    return this.directory.users(limit);
+  /** Users, newest first: all of them, an organization's members, or those whose email contains `q`. */
+  users(q: AdminUsersQuery): Promise<AdminUser[]> {
+    return this.directory.users({ limit: q.limit, organizationId: q.organization_id, q: q.q });
   }
 }

@@ -1,4 +1,12 @@
-import { type CatalogModel, upstreamKeyEnvRefusal, type ModelUpsert, type Operations, type Provider, type RoutedProvider } from "@meter/contracts";
+import {
+  type CatalogModel,
+  upstreamKeyEnvRefusal,
+  withUpstreamCapabilities,
+  type ModelUpsert,
+  type Operations,
+  type Provider,
+  type RoutedProvider,
+} from "@meter/contracts";
 import { BillingErrors } from "../errors";
 import type { CatalogRepository } from "./catalog.repository";
 
@@ -35,7 +43,8 @@ export class CatalogService {
       enabled: input.enabled,
       displayName: input.display_name ?? null,
       provider: providers as object,
-      operations: input.operations as object,
+      // An upstream media model's capabilities are its kind's (docs/api.md, "Media on upstream models") unless the entry states them.
+      operations: withUpstreamCapabilities(input.operations, providers) as object,
     });
     return { model: render(row), created };
   }

@@ -1,10 +1,21 @@
-import { MediaOperation, type AllowanceSpend, type FinalHold, type FinalHoldsCursor, type Hold, type HoldSource, type Operation } from "@meter/contracts";
+import {
+  MediaOperation,
+  type AllowanceSpend,
+  type FinalHold,
+  type FinalHoldsCursor,
+  type FinalHoldsResponse,
+  type Hold,
+  type HoldSource,
+  type Operation,
+} from "@meter/contracts";
 import type { Logger } from "@meter/service-kit";
 import type { Counter } from "prom-client";
 import type { HoldOwners } from "./hold-owners.adapter";
 import type { LedgerOp } from "./hold-ops.repository";
 import type { HoldRepository } from "./hold.repository";
 import type { HoldService } from "./hold.service";
+import type { GrantSignatures, Unverified } from "./grant-signatures";
+import { BillingErrors } from "../errors";
 import { everyInterval, type Stoppable } from "./interval";
 
 /** Final records per call to an owner (FinalHoldsRequest's limit). */
@@ -24,9 +35,13 @@ const OPERATIONS_OF: Record<HoldSource, readonly Operation[]> = { text: ["text"]
  * - `missing_at_owner`: billing settled a hold of the owner's that the owner no longer has (its database
  *   lost it); billing's record is the surviving side and the charge stands;
  * - `rejected_owner_claim`: the owner's record speaks for what is not its own to say (`rejected` says
- *   why): nothing moves, a person looks.
+ *   why): nothing moves, a person looks;
+ * - `unverifiable`: a repair would apply, but billing's signature does not cover the record (`unverified`
+ *   says why, `would_repair` what the repair was): it is never repaired automatically; an operator may
+ *   repair it by hand (repairByHand), which is logged.
  */
-export type CrossCheckKind = "missing_at_billing" | "unresolved_at_billing" | "status_differs" | "amount_differs" | "missing_at_owner" | "rejected_owner_claim";
+export type CrossCheckKind =
+  "missing_at_billing" | "unresolved_at_billing" | "status_differs" | "amount_differs" | "missing_at_owner" | "rejected_owner_claim" | "unverifiable";
 
 /**
  * Why an owner's record was not believed: a hold (or allowance) billing has from another source, a
@@ -45,6 +60,9 @@ export interface CrossCheckDifference {
   repaired: boolean;
   /** `rejected_owner_claim`: what the record claimed that its owner may not. */
   rejected?: RejectedClaim;
+  /** `unverifiable`: why billing's signature does not cover the record, and the repair it would have had. */
+  unverified?: Unverified;
+  would_repair?: CrossCheckKind;
 }
 
 /** A difference found, with the op that repairs it (if one does) and whether that op may still come as the owner's own command. */
@@ -72,18 +90,27 @@ export interface CrossCheckMetrics {
   repaired: Counter<"source" | "kind">;
 }
 
+/** What an operator's repair by hand did: the difference it repaired, and the outcome of its op. */
+export interface HandRepair {
+  difference: CrossCheckDifference;
+  outcome: string;
+}
+
 /**
  * The books cross-check: every hold an owner (text, media-jobs) knows as final, its final state and
  * amount against billing's record of it, both ways, through the owner's signed internal listing
- * (HoldOwnerEndpoints.finalHolds). No service reads another's database: the owner's signed answer is
- * the proof a repair relies on. Repairs are idempotent on the hold id, so a pass run any number of
- * times (or on several replicas at once) charges nothing twice.
+ * (HoldOwnerEndpoints.finalHolds). No service reads another's database. The owner's answer says what
+ * happened; what it may be repaired for is billing's own word: a repair applies only to a record that
+ * billing's signature of the grant covering it verifies (GrantSignatures), within the signed amount.
+ * Repairs are idempotent on the hold id, so a pass run any number of times (or on several replicas at
+ * once) charges nothing twice.
  */
 export class BooksCrossCheckService {
   constructor(
     private readonly holdReads: HoldRepository,
     private readonly holds: HoldService,
     private readonly owners: HoldOwners,
+    private readonly grants: GrantSignatures,
     private readonly logger: Logger,
     private readonly metrics: CrossCheckMetrics,
     /** A hold its owner made final this recently may still have its command on the way: not yet a difference (awaitsCommand). */
@@ -135,23 +162,102 @@ export class BooksCrossCheckService {
       oldest ??= new Date(page.holds[0]!.final_at);
       compared += page.holds.length;
       for (const h of page.holds) known.add(h.hold_id);
-      // The holds, and the allowances the records name: a request on an allowance is repaired as its command only while billing has that allowance open.
-      const ids = new Set(page.holds.flatMap((h) => (h.allowance ? [h.hold_id, h.allowance.allowance_id] : [h.hold_id])));
-      const [billing, organizationOf] = await Promise.all([
-        this.holdReads.findMany([...ids]).then((holds) => new Map(holds.map((h) => [h.hold_id, h]))),
-        this.holdReads.organizationsOfKeys([...new Set(page.holds.map((h) => h.key_id))]),
-      ]);
+      const sides = await this.billingSides(page.holds);
       const found: Found[] = [];
       for (const owner of page.holds) {
-        const seen = { billing: billing.get(owner.hold_id), allowance: owner.allowance ? billing.get(owner.allowance.allowance_id) : undefined };
-        const d = differenceOf(source, owner, { ...seen, keyOfOrganization: organizationOf.get(owner.key_id) === owner.organization_id });
-        if (d && (!d.awaitsCommand || new Date(owner.final_at) < settledBefore)) found.push(d);
+        const d = differenceOf(source, owner, sides(owner));
+        if (d && (!d.awaitsCommand || new Date(owner.final_at) < settledBefore)) found.push(this.underSignature(source, owner, d));
       }
       await this.settle(found, report, repair);
-      if (repair) for (const f of found) if (f.allowanceUnknown && f.difference.repaired) unknownAllowances.add(f.allowanceUnknown);
+      // Told even when the record is not repaired: billing has no open record of the allowance either way.
+      if (repair)
+        for (const f of found)
+          if (f.allowanceUnknown && (f.difference.repaired || f.difference.kind === "unverifiable")) unknownAllowances.add(f.allowanceUnknown);
     } while (after);
     await this.closeUnknownAllowances(source, [...unknownAllowances]);
     return { compared, known, oldest, restoredAt };
+  }
+
+  /** What billing has of a page of final records: per record its hold, the allowance it names, and whether its key is of its organization. */
+  private async billingSides(records: readonly FinalHold[]): Promise<(owner: FinalHold) => BillingSide> {
+    // The holds, and the allowances the records name: a request on an allowance is repaired as its command only while billing has that allowance open.
+    const ids = new Set(records.flatMap((h) => (h.allowance ? [h.hold_id, h.allowance.allowance_id] : [h.hold_id])));
+    const [billing, organizationOf] = await Promise.all([
+      this.holdReads.findMany([...ids]).then((holds) => new Map(holds.map((h) => [h.hold_id, h]))),
+      this.holdReads.organizationsOfKeys([...new Set(records.map((h) => h.key_id))]),
+    ]);
+    return (owner) => ({
+      billing: billing.get(owner.hold_id),
+      allowance: owner.allowance ? billing.get(owner.allowance.allowance_id) : undefined,
+      keyOfOrganization: organizationOf.get(owner.key_id) === owner.organization_id,
+    });
+  }
+
+  /**
+   * A repair stands only on billing's signature of the grant that covers the record: without it the
+   * difference is `unverifiable` and nothing is applied. A recovery of a request on an allowance billing
+   * has no open record of carries the allowance's signed amount, which its recoveries together never pass.
+   */
+  private underSignature(source: HoldSource, owner: FinalHold, found: Found): Found {
+    if (!found.op) return found;
+    const verified = this.grants.check(source, owner);
+    if (!verified.ok) {
+      const { op: _op, ...rest } = found;
+      return { ...rest, difference: unverifiable(found.difference, verified.unverified) };
+    }
+    if (found.op.op !== "recover" || !verified.allowance) return found;
+    return {
+      ...found,
+      op: { ...found.op, recovered_allowance_id: verified.allowance.allowance_id, allowance_amount_microrub: verified.allowance.amount_microrub },
+    };
+  }
+
+  /**
+   * An operator's repair of one record the cross-check reported (`unverifiable` above all: a record from
+   * before grants were signed), on the operator's word instead of billing's signature
+   * (`POST /admin/v1/books/cross-check/holds/{hold_id}/repair`). Every other rule stands: the owner speaks
+   * only for its own holds, keys of the record's organization and its own estimate. Logged with the
+   * operator's reason, which a recovery's ledger entries carry as their reference.
+   */
+  async repairByHand(holdId: string, reason: string): Promise<HandRepair> {
+    for (const source of this.owners.sources()) {
+      const owner = await this.findFinal(source, holdId);
+      if (!owner) continue;
+      const sides = await this.billingSides([owner]);
+      const found = differenceOf(source, owner, sides(owner));
+      if (!found?.op) {
+        throw BillingErrors.nothingToRepair(
+          holdId,
+          found ? `${found.difference.kind}${found.difference.rejected ? ` (${found.difference.rejected})` : ""}` : "billing agrees",
+        );
+      }
+      const reference = `repaired by hand: ${reason}`;
+      const op = found.op.op === "recover" && owner.allowance ? { ...found.op, recovered_allowance_id: owner.allowance.allowance_id } : found.op;
+      const [result] = await this.holds.apply([op.op === "recover" || op.op === "release" ? { ...op, reason: reference } : op]);
+      if (!result || result instanceof Error) throw BillingErrors.holdOpFailed(holdId, result ?? new Error("no result"));
+      const difference = { ...found.difference, repaired: ["recovered", "settled", "released", "already"].includes(result.outcome) };
+      this.logger.warn(
+        { source, hold_id: holdId, reason, outcome: result.outcome, kind: difference.kind, owner: claimOf(owner) },
+        "books cross-check: a record repaired by hand, on the operator's word (not billing's signature)",
+      );
+      if (!difference.repaired) throw BillingErrors.nothingToRepair(holdId, `the repair does not fit billing's hold (${result.outcome})`);
+      return { difference, outcome: result.outcome };
+    }
+    throw BillingErrors.finalRecordNotFound(holdId);
+  }
+
+  /** The owner's final record of a hold, paging through its listing (an operator's call, not a pass). */
+  private async findFinal(source: HoldSource, holdId: string): Promise<FinalHold | undefined> {
+    let after: FinalHoldsCursor | null = null;
+    do {
+      const page: FinalHoldsResponse = await this.owners.finalHolds(source, { after, limit: PAGE }).catch((err: unknown) => {
+        throw BillingErrors.ownerUnreachable(source, err);
+      });
+      const owner = page.holds.find((h) => h.hold_id === holdId);
+      if (owner) return owner;
+      after = page.next;
+    } while (after);
+    return undefined;
   }
 
   /**
@@ -211,6 +317,7 @@ export class BooksCrossCheckService {
         // What the database refused the owner's word for, and moved nothing on: reported for a person.
         const rejected = REJECTED_BY_OUTCOME[r.outcome];
         if (rejected) Object.assign(f.difference, { kind: "rejected_owner_claim", rejected });
+        else if (r.outcome === "exceeds_allowance") f.difference = unverifiable(f.difference, "over_signed_amount");
         else if (!f.difference.repaired)
           this.logger.error({ hold_id: f.difference.hold_id, outcome: r.outcome }, "books cross-check: the repair does not fit the hold");
       }
@@ -229,23 +336,33 @@ export class BooksCrossCheckService {
         hold_id: d.hold_id,
         repaired: d.repaired,
         rejected: d.rejected,
-        owner: d.owner
-          ? {
-              status: d.owner.status,
-              settled: d.owner.settled_microrub,
-              amount: d.owner.amount_microrub,
-              organization_id: d.owner.organization_id,
-              key_id: d.owner.key_id,
-              operation: d.owner.operation,
-              allowance_id: d.owner.allowance?.allowance_id,
-              final_at: d.owner.final_at,
-            }
-          : undefined,
+        unverified: d.unverified,
+        owner: d.owner ? claimOf(d.owner) : undefined,
         billing: d.billing ? { status: d.billing.status, settled: d.billing.settled_microrub, organization_id: d.billing.organization_id } : undefined,
       },
       "books cross-check: the owner's record and billing's differ",
     );
   }
+}
+
+/** What an owner's record claims, as logged. */
+function claimOf(owner: FinalHold) {
+  return {
+    status: owner.status,
+    settled: owner.settled_microrub,
+    amount: owner.amount_microrub,
+    organization_id: owner.organization_id,
+    key_id: owner.key_id,
+    operation: owner.operation,
+    allowance_id: owner.allowance?.allowance_id,
+    final_at: owner.final_at,
+    signed: !!owner.grant,
+  };
+}
+
+/** A difference whose repair billing's signature does not cover: reported with the repair it would have had, never applied. */
+function unverifiable(d: CrossCheckDifference, why: Unverified): CrossCheckDifference {
+  return { ...d, kind: "unverifiable", unverified: why, would_repair: d.kind, repaired: false };
 }
 
 /** The SQL outcomes of a repair that refuse the owner's word (apply_hold_ops checks them again, under its locks). */

@@ -27,6 +27,8 @@ const REFUSALS: Record<HoldOutcome, ((op: LedgerOp, hold: Hold | null, retryAfte
       ? BillingErrors.allowanceConflict(op.hold_id)
       : BillingErrors.holdConflict(op.hold_id, hold?.status ?? "resolved"),
   exceeds_hold: (op) => BillingErrors.settleExceedsHold(op.hold_id),
+  // Only the books cross-check recovers, and it reads outcomes itself; a holder is never answered with this.
+  exceeds_allowance: (op) => BillingErrors.settleExceedsHold(op.hold_id),
   not_found: (op) => BillingErrors.holdNotFound(op.hold_id),
   // A holder's op carries the source of its signer (HoldService.answerAs): the hold is another service's.
   foreign: (op) => BillingErrors.foreignHold(op.hold_id),

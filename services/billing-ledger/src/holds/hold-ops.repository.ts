@@ -28,6 +28,14 @@ export interface RecoverOp {
   owner_ref: string;
   /** ISO time the owner settled it. */
   settled_at: string;
+  /**
+   * A request on an allowance billing has no open record of: that allowance, and the amount of its
+   * signed grant, which its recovered requests together never pass (none: an operator's repair by hand).
+   */
+  recovered_allowance_id?: string;
+  allowance_amount_microrub?: number;
+  /** The ledger entries' reference ("recovered" by default; an operator's repair names its reason). */
+  reason?: string;
 }
 
 /**
@@ -63,7 +71,8 @@ export type HoldOutcome =
   | "conflict"
   | "exceeds_hold"
   | "not_found"
-  | "foreign";
+  | "foreign"
+  | "exceeds_allowance";
 
 export interface HoldOpResult {
   outcome: HoldOutcome;

@@ -4,6 +4,7 @@ import { BillingErrors } from "../errors";
 import type { HoldOpResult, HoldOpsRepository, LedgerOp } from "./hold-ops.repository";
 import type { HoldRepository } from "./hold.repository";
 import { answerOf } from "./hold-answers";
+import type { GrantSignatures } from "./grant-signatures";
 
 /**
  * Holds: reserve before work, then settle for the actual cost or release. Each op is idempotent on the
@@ -21,6 +22,7 @@ export class HoldService {
   constructor(
     private readonly ops: HoldOpsRepository,
     private readonly reads: HoldRepository,
+    private readonly grants: GrantSignatures,
     opts: { maxBatch?: number; concurrency?: number } = {},
   ) {
     this.singles = new Batcher((batch) => this.ops.apply(batch), { maxBatch: opts.maxBatch ?? 200, concurrency: opts.concurrency ?? 4 });
@@ -36,7 +38,9 @@ export class HoldService {
    * hold, or the error the op is refused with), in the name of the service that signed it:
    * it places and grants as itself only, and every settle, release or close carries its source, so
    * another service's hold or allowance is refused (`foreign_hold`) and nothing of it moves. Nor is a
-   * holder answered with another service's hold (a placement replaying a foreign hold's id).
+   * holder answered with another service's hold (a placement replaying a foreign hold's id). A
+   * placement or grant is answered with billing's signature over what it granted (GrantSignatures),
+   * which the holder keeps with its record: the books cross-check repairs a record only under it.
    */
   async answerAs(source: HoldSource, ops: readonly HoldOp[]): Promise<(Hold | AppError)[]> {
     const own = ops.map((op): LedgerOp | AppError => {
@@ -52,7 +56,10 @@ export class HoldService {
       const hold = result instanceof Error ? null : result.hold;
       // A release's tombstone has no organization and belongs to nobody: it is answered as it is.
       if (hold?.organization_id && hold.source !== source) return BillingErrors.foreignHold(op.hold_id);
-      return answerOf(op, result);
+      const answer = answerOf(op, result);
+      if (answer instanceof AppError || (op.op !== "place" && op.op !== "grant")) return answer;
+      const signature = this.grants.of(answer);
+      return signature ? { ...answer, grant_signature: signature } : answer;
     });
   }
 

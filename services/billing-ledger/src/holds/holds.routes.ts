@@ -7,6 +7,7 @@ import {
   CrossCheckRequest,
   HoldListQuery,
   ReleaseHoldRequest,
+  RepairHoldByHandRequest,
   type Hold,
   type HoldOpResult,
 } from "@meter/contracts";
@@ -31,7 +32,7 @@ export function holdsInternalRoutes(holds: HoldService): Router {
   return r;
 }
 
-/** The operator's hold report, hand release (`/admin/v1/holds`) and the books cross-check (`/admin/v1/books/cross-check`). */
+/** The operator's hold report, hand release (`/admin/v1/holds`) and the books cross-check with its repairs by hand (`/admin/v1/books/cross-check`). */
 export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldService; crossCheck: BooksCrossCheckService }): Router {
   return operationRouter(AdminHoldOperations, ADMIN_PREFIX, {
     /** The hold report: what is active (and for how long), and what expired unresolved. */
@@ -54,6 +55,11 @@ export function holdsAdminRoutes(deps: { holdReads: HoldRepository; holds: HoldS
     booksCrossCheck: async (req, res) => {
       const { repair } = parseInput(CrossCheckRequest, req.body ?? {});
       res.json(await deps.crossCheck.run({ repair }));
+    },
+    /** One record the cross-check would not repair (no signature of billing covers it), repaired on the operator's word and logged. */
+    repairHoldByHand: async (req, res) => {
+      const { reason } = parseInput(RepairHoldByHandRequest, req.body);
+      res.json(await deps.crossCheck.repairByHand(parseInput(Uuid, req.params.hold_id), reason));
     },
   });
 }

@@ -14,6 +14,7 @@ import {
 import { onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
 import { sessionIdentityOf } from "../http/session-identity";
 import type { ApiKeyService } from "./api-key.service";
+import type { KeyDetailService } from "./key-detail.service";
 import type { KeyUsageService } from "./key-usage.service";
 import type { MemberKeysService } from "./member-keys.service";
 
@@ -29,7 +30,7 @@ export function keysInternalRoutes(keys: ApiKeyService): Router {
 }
 
 /** The operator's keys (`/admin/v1/keys`): any user's, in any organization they belong to. */
-export function keysAdminRoutes(deps: { keys: ApiKeyService; keyUsage: KeyUsageService }): Router {
+export function keysAdminRoutes(deps: { keys: ApiKeyService; keyUsage: KeyUsageService; keyDetail: KeyDetailService }): Router {
   const { keys } = deps;
   const id = (v: unknown) => parseInput(Uuid, v);
 
@@ -41,7 +42,7 @@ export function keysAdminRoutes(deps: { keys: ApiKeyService; keyUsage: KeyUsageS
       res.json({ object: "list", data: await keys.list(parseInput(KeyListQuery, req.query)) });
     },
     key: async (req, res) => {
-      res.json(await keys.get(id(req.params.key_id)));
+      res.json(await deps.keyDetail.detail(id(req.params.key_id)));
     },
     updateKey: async (req, res) => {
       res.json(await keys.update(id(req.params.key_id), parseInput(UpdateKeyRequest, req.body)));

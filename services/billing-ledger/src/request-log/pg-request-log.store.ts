@@ -1,7 +1,7 @@
-import type { RequestLogEntry, RequestLogUsage } from "@meter/contracts";
-import { toMicrorub } from "@meter/contracts";
+import type { RefusalRecord, RequestLogEntry, RequestLogUsage } from "@meter/contracts";
+import { REFUSAL_ENTRIES_PER_KEY_HOUR, toMicrorub } from "@meter/contracts";
 import type { Pool } from "pg";
-import type { RequestLogSearch, RequestLogStore } from "./request-log.store";
+import type { RequestLogFilterSearch, RequestLogSearch, RequestLogStore } from "./request-log.store";
 
 /**
  * A log figure as the int column takes it, clamped: an upstream's absurd usage (2^53 tokens) must not
@@ -14,16 +14,20 @@ const int4 = (expr: string) => `CASE WHEN (${expr}) IS NULL THEN NULL ELSE LEAST
  * (HoldOpsRepository): an entry commits with its command or not at all, at no extra round trip. `ops`
  * is the batch's JSON parameter, `applied` the CTE of apply_hold_ops' rows (joined on their `ord`).
  * Only a settle or release that resolved the hold (or found it resolved: the audit may have come
- * first) writes; a redelivered command finds its entry there already.
+ * first) writes; a redelivered command finds its entry there already. A released request's error (the
+ * owner's `log.error`) is the entry's reason.
  */
 export function requestLogInsertCte(ops: string, applied: string): string {
   return `INSERT INTO request_log (hold_id, organization_id, key_id, created_at, endpoint, model, status, succeeded,
-       input_tokens, output_tokens, unit, quantity, estimated_cost, cost, latency_ms, upstream_latency_ms, request_id, idempotency_key)
+       input_tokens, output_tokens, unit, quantity, estimated_cost, cost, latency_ms, upstream_latency_ms, request_id, idempotency_key,
+       error_code, error_message, upstream_input_tokens, upstream_output_tokens)
      SELECT a.hold_id, a.organization_id, a.key_id, (l->>'requested_at')::timestamptz, l->>'endpoint', l->>'model',
        (l->>'status')::smallint, a.status = 'settled',
        ${int4("l->'usage'->>'input_tokens'")}, ${int4("l->'usage'->>'output_tokens'")}, l->'usage'->>'unit', (l->'usage'->>'quantity')::bigint,
        (l->>'estimated_cost_microrub')::bigint, CASE WHEN a.status = 'settled' THEN coalesce(a.settled, 0) ELSE 0 END,
-       ${int4("l->>'latency_ms'")}, ${int4("l->>'upstream_latency_ms'")}, l->>'request_id', l->>'idempotency_key'
+       ${int4("l->>'latency_ms'")}, ${int4("l->>'upstream_latency_ms'")}, l->>'request_id', l->>'idempotency_key',
+       CASE WHEN a.status = 'released' THEN l->'error'->>'code' END, CASE WHEN a.status = 'released' THEN l->'error'->>'message' END,
+       ${int4("l->'upstream_usage'->>'input_tokens'")}, ${int4("l->'upstream_usage'->>'output_tokens'")}
      FROM ${applied} a
      JOIN LATERAL (SELECT (${ops})->(a.ord::int - 1)->'log' AS l) o ON true
      WHERE o.l IS NOT NULL AND jsonb_typeof(o.l) = 'object'
@@ -39,9 +43,10 @@ interface Row {
   created_at: Date;
   completed_at: Date;
   endpoint: string;
-  model: string;
+  model: string | null;
   status: number;
   succeeded: boolean;
+  refused: boolean;
   input_tokens: number | null;
   output_tokens: number | null;
   unit: string | null;
@@ -52,34 +57,33 @@ interface Row {
   upstream_latency_ms: number | null;
   request_id: string | null;
   idempotency_key: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  count: number;
+  upstream_input_tokens: number | null;
+  upstream_output_tokens: number | null;
 }
 
 /**
  * The request log in billing's PostgreSQL. Each search is one keyset scan of an index that starts with
  * its owner (a key; an organization, or an organization and model), newest first, so a page costs
  * the same at any depth; the filter columns trail in each index, so the scan reads no table rows.
+ * Refusals go through request_log_record_refusals (prisma/sql), which collapses and bounds them.
  */
 export class PgRequestLogStore implements RequestLogStore {
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    /** BUDGET_TIMEZONE: the budget day a refusal counts on in the daily figures. */
+    private readonly timezone: string,
+  ) {}
 
   async search(q: RequestLogSearch): Promise<RequestLogEntry[]> {
-    const where: string[] = [];
     const params: unknown[] = [];
+    const where = filterSql(q, params, "r");
     const param = (v: unknown): string => {
       params.push(v);
       return `$${params.length}`;
     };
-    if ("organizationId" in q.owner) {
-      where.push(`r.organization_id = ${param(q.owner.organizationId)}::uuid`);
-      if (q.owner.keyId) where.push(`r.key_id = ${param(q.owner.keyId)}::uuid`);
-    } else {
-      where.push(`r.key_id = ${param(q.owner.keyId)}::uuid`);
-    }
-    if (q.from) where.push(`r.created_at >= ${param(q.from)}`);
-    if (q.to) where.push(`r.created_at < ${param(q.to)}`);
-    if (q.model !== undefined) where.push(`r.model = ${param(q.model)}`);
-    if (typeof q.status === "number") where.push(`r.status = ${param(q.status)}`);
-    else if (q.status !== undefined) where.push(q.status === "succeeded" ? "r.succeeded" : "NOT r.succeeded");
     if (q.after) where.push(`(r.created_at, r.hold_id) < (${param(q.after.createdAt)}, ${param(q.after.holdId)}::uuid)`);
     // The page's ids first, from the index alone (every filter column is in it), then its rows by id:
     // a filter that matches little never fetches the rows it passes over.
@@ -98,6 +102,15 @@ export class PgRequestLogStore implements RequestLogStore {
     return rows.map(entryOf);
   }
 
+  async recordRefusals(refusals: readonly RefusalRecord[]): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>("SELECT request_log_record_refusals($1::jsonb, $2, $3) AS n", [
+      JSON.stringify(refusals),
+      REFUSAL_ENTRIES_PER_KEY_HOUR,
+      this.timezone,
+    ]);
+    return rows[0]!.n;
+  }
+
   async purgeBefore(cutoff: Date, batch: number): Promise<number> {
     const { rowCount } = await this.pool.query("DELETE FROM request_log WHERE hold_id IN (SELECT hold_id FROM request_log WHERE created_at < $1 LIMIT $2)", [
       cutoff,
@@ -107,9 +120,39 @@ export class PgRequestLogStore implements RequestLogStore {
   }
 }
 
+/**
+ * The WHERE terms of a filter over the request log aliased `t`, its values pushed onto `params`. Every
+ * column it reads trails the keyset indexes (model prefix included), so a scan filters on the index.
+ */
+export function filterSql(q: RequestLogFilterSearch, params: unknown[], t: string): string[] {
+  const where: string[] = [];
+  const param = (v: unknown): string => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  if ("organizationId" in q.owner) {
+    where.push(`${t}.organization_id = ${param(q.owner.organizationId)}::uuid`);
+    if (q.owner.keyId) where.push(`${t}.key_id = ${param(q.owner.keyId)}::uuid`);
+  } else {
+    where.push(`${t}.key_id = ${param(q.owner.keyId)}::uuid`);
+  }
+  if (q.from) where.push(`${t}.created_at >= ${param(q.from)}`);
+  if (q.to) where.push(`${t}.created_at < ${param(q.to)}`);
+  if (q.model !== undefined) where.push(`${t}.model = ${param(q.model)}`);
+  if (q.modelPrefix !== undefined) where.push(`starts_with(${t}.model, ${param(q.modelPrefix)})`);
+  if (typeof q.status === "number") where.push(`${t}.status = ${param(q.status)}`);
+  else if (q.status === "succeeded") where.push(`${t}.succeeded`);
+  else if (q.status === "failed") where.push(`NOT ${t}.succeeded AND NOT ${t}.refused`);
+  else if (q.status === "refused") where.push(`${t}.refused`);
+  return where;
+}
+
 function entryOf(r: Row): RequestLogEntry {
-  const usage: RequestLogUsage =
-    r.unit !== null ? { unit: r.unit, quantity: Number(r.quantity ?? 0) } : { input_tokens: r.input_tokens ?? 0, output_tokens: r.output_tokens ?? 0 };
+  const usage: RequestLogUsage | null = r.refused
+    ? null
+    : r.unit !== null
+      ? { unit: r.unit, quantity: Number(r.quantity ?? 0) }
+      : { input_tokens: r.input_tokens ?? 0, output_tokens: r.output_tokens ?? 0 };
   return {
     id: r.hold_id,
     object: "request",
@@ -119,12 +162,15 @@ function entryOf(r: Row): RequestLogEntry {
     endpoint: r.endpoint,
     model: r.model,
     status: r.status,
-    outcome: r.succeeded ? "succeeded" : "failed",
+    outcome: r.refused ? "refused" : r.succeeded ? "succeeded" : "failed",
     usage,
     estimated_cost_microrub: toMicrorub(r.estimated_cost),
     cost_microrub: toMicrorub(r.cost),
     latency_ms: { total: r.latency_ms, upstream: r.upstream_latency_ms },
     request_id: r.request_id,
     idempotency_key: r.idempotency_key,
+    error: r.error_code !== null ? { code: r.error_code, message: r.error_message ?? "" } : null,
+    count: r.count,
+    upstream_usage: r.upstream_input_tokens === null ? null : { input_tokens: r.upstream_input_tokens, output_tokens: r.upstream_output_tokens ?? 0 },
   };
 }

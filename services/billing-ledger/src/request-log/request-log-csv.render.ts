@@ -1,12 +1,13 @@
-import { REQUEST_LOG_CSV_COLUMNS, type RequestLogEntry } from "@meter/contracts";
+import { ANALYTICS_CSV_COLUMNS, REQUEST_LOG_CSV_COLUMNS, type AnalyticsReport, type RequestLogEntry } from "@meter/contracts";
 import { text } from "../accounts/ledger-csv.render";
 
 export const REQUEST_LOG_CSV_HEADER = REQUEST_LOG_CSV_COLUMNS.join(",");
+export const ANALYTICS_CSV_HEADER = ANALYTICS_CSV_COLUMNS.join(",");
 
 /** One entry as a CSV line (RFC 4180): the columns of REQUEST_LOG_CSV_COLUMNS, amounts in microrubles. */
 export function requestLogCsvLine(e: RequestLogEntry): string {
-  const tokens = "input_tokens" in e.usage ? e.usage : undefined;
-  const units = "unit" in e.usage ? e.usage : undefined;
+  const tokens = e.usage && "input_tokens" in e.usage ? e.usage : undefined;
+  const units = e.usage && "unit" in e.usage ? e.usage : undefined;
   return [
     e.created_at,
     e.key.id,
@@ -26,5 +27,24 @@ export function requestLogCsvLine(e: RequestLogEntry): string {
     text(e.request_id),
     text(e.idempotency_key),
     e.id,
+    text(e.error?.code ?? null),
+    text(e.error?.message ?? null),
+    String(e.count),
   ].join(",");
+}
+
+/** The report's figures as CSV lines: one per bucket and group, oldest bucket first (ANALYTICS_CSV_COLUMNS). */
+export function analyticsCsvLines(r: AnalyticsReport): string[] {
+  return r.buckets.flatMap((bucket, i) =>
+    r.groups.map((g) => {
+      const f = g.points[i]!;
+      return [
+        bucket,
+        g.key?.id ?? "",
+        text(g.key?.name ?? null),
+        text(g.model),
+        ...[f.requests, f.succeeded, f.failed, f.refused, f.input_tokens, f.output_tokens, f.units, f.cost_microrub].map(String),
+      ].join(",");
+    }),
+  );
 }

@@ -1,9 +1,10 @@
-import type { Response } from "express";
-import type { Router } from "express";
+import { Router, type Response } from "express";
 import { z } from "zod";
 import {
   ADMIN_PREFIX,
   AdminRequestLogOperations,
+  AnalyticsQuery,
+  BillingEndpoints,
   CABINET_API_PREFIX,
   CabinetRequestLogFilter,
   CabinetRequestLogOperations,
@@ -11,11 +12,22 @@ import {
   KeyIdentity,
   RequestLogQuery,
   UsageOperations,
+  type AnalyticsReport,
 } from "@meter/contracts";
-import { AppError, operationRouter, parseInput } from "@meter/service-kit";
+import { AppError, onlyFrom, operationRouter, parseInput } from "@meter/service-kit";
 import { sessionIdentityOf } from "../http/session-identity";
-import { REQUEST_LOG_CSV_HEADER, requestLogCsvLine } from "./request-log-csv.render";
+import { ANALYTICS_CSV_HEADER, analyticsCsvLines, REQUEST_LOG_CSV_HEADER, requestLogCsvLine } from "./request-log-csv.render";
 import type { RequestLogExport, RequestLogService } from "./request-log.service";
+import type { UsageAnalyticsService } from "./usage-analytics.service";
+
+/** `POST /internal/v1/request-log/refusals`: the gateway's batches of refusals of authenticated keys. */
+export function requestLogInternalRoutes(log: RequestLogService): Router {
+  const r = Router();
+  r.post(BillingEndpoints.recordRefusals.path, onlyFrom("gateway"), async (req, res) => {
+    res.json({ recorded: await log.recordRefusals(parseInput(BillingEndpoints.recordRefusals.request, req.body)) });
+  });
+  return r;
+}
 
 /** `GET /v1/usage/requests`: the calling key's own entries; any valid key, no scope. */
 export function requestLogPublicRoutes(log: RequestLogService): Router {
@@ -28,8 +40,8 @@ export function requestLogPublicRoutes(log: RequestLogService): Router {
   });
 }
 
-/** The cabinet's Requests page and its CSV: the member's chosen organization. */
-export function requestLogCabinetRoutes(log: RequestLogService): Router {
+/** The cabinet's Requests page, its CSV and totals, and the analytics: the member's chosen organization. */
+export function requestLogCabinetRoutes(log: RequestLogService, analytics: UsageAnalyticsService): Router {
   return operationRouter(CabinetRequestLogOperations, CABINET_API_PREFIX, {
     requests: async (req, res) => {
       res.json(await log.forMember(sessionIdentityOf(req), parseInput(CabinetRequestLogQuery, req.query)));
@@ -37,11 +49,20 @@ export function requestLogCabinetRoutes(log: RequestLogService): Router {
     requestsCsv: async (req, res) => {
       await sendCsv(res, await log.exportForMember(sessionIdentityOf(req), parseInput(CabinetRequestLogFilter, req.query)));
     },
+    requestTotals: async (req, res) => {
+      res.json(await log.totalsForMember(sessionIdentityOf(req), parseInput(CabinetRequestLogFilter, req.query)));
+    },
+    analytics: async (req, res) => {
+      res.json(await analytics.forMember(sessionIdentityOf(req), parseInput(AnalyticsQuery, req.query)));
+    },
+    analyticsCsv: async (req, res) => {
+      sendAnalyticsCsv(res, await analytics.forMember(sessionIdentityOf(req), parseInput(AnalyticsQuery, req.query)));
+    },
   });
 }
 
-/** The operator: any organization's log, the same page and CSV. */
-export function requestLogAdminRoutes(log: RequestLogService): Router {
+/** The operator: any organization's log, the same page, CSV, totals and analytics. */
+export function requestLogAdminRoutes(log: RequestLogService, analytics: UsageAnalyticsService): Router {
   const organization = (v: unknown) => parseInput(z.uuid(), v);
   return operationRouter(AdminRequestLogOperations, ADMIN_PREFIX, {
     organizationRequests: async (req, res) => {
@@ -51,7 +72,23 @@ export function requestLogAdminRoutes(log: RequestLogService): Router {
       const filter = parseInput(CabinetRequestLogFilter, req.query);
       await sendCsv(res, await log.exportForOrganization(organization(req.params.organization_id), filter));
     },
+    organizationRequestTotals: async (req, res) => {
+      res.json(await log.totalsForOrganization(organization(req.params.organization_id), parseInput(CabinetRequestLogFilter, req.query)));
+    },
+    organizationAnalytics: async (req, res) => {
+      res.json(await analytics.forOrganization(organization(req.params.organization_id), parseInput(AnalyticsQuery, req.query)));
+    },
+    organizationAnalyticsCsv: async (req, res) => {
+      sendAnalyticsCsv(res, await analytics.forOrganization(organization(req.params.organization_id), parseInput(AnalyticsQuery, req.query)));
+    },
   });
+}
+
+/** A report is at most 366 days x its groups: built whole, then sent. */
+function sendAnalyticsCsv(res: Response, report: AnalyticsReport): void {
+  res.setHeader("content-type", "text/csv; charset=utf-8");
+  res.setHeader("content-disposition", `attachment; filename="usage-${report.organization_id}-${report.from}-${report.to}.csv"`);
+  res.send([ANALYTICS_CSV_HEADER, ...analyticsCsvLines(report)].map((l) => `${l}\r\n`).join(""));
 }
 
 async function sendCsv(res: Response, { organizationId, pages }: RequestLogExport): Promise<void> {

@@ -2,16 +2,19 @@ import type {
   CabinetRequestLogFilter,
   CabinetRequestLogQuery,
   KeyIdentity,
+  RecordRefusalsRequest,
   RequestLogEntry,
   RequestLogList,
   RequestLogQuery,
+  RequestLogTotals,
   SessionIdentity,
 } from "@meter/contracts";
 import type { AccountService } from "../accounts/account.service";
 import type { MemberScope } from "../accounts/member-scope";
 import { BillingErrors } from "../errors";
 import { decodeCursor, encodeCursor } from "./request-log-cursor";
-import type { RequestLogOwner, RequestLogSearch, RequestLogStore } from "./request-log.store";
+import type { RequestAnalyticsStore } from "./request-analytics.store";
+import type { RequestLogFilterSearch, RequestLogOwner, RequestLogSearch, RequestLogStore } from "./request-log.store";
 
 /** Rows one CSV export carries at most. */
 export const REQUEST_LOG_CSV_MAX_ROWS = 100_000;
@@ -30,19 +33,40 @@ export interface RequestLogExport {
 export class RequestLogService {
   constructor(
     private readonly store: RequestLogStore,
+    private readonly analytics: RequestAnalyticsStore,
     private readonly scope: MemberScope,
     private readonly accounts: AccountService,
   ) {}
 
-  forKey(identity: KeyIdentity, q: RequestLogQuery): Promise<RequestLogList> {
-    return this.page({ keyId: identity.key_id }, q);
+  /** The gateway's batch of refusals (docs/api.md "Request log"): collapsed and bounded per key by the store. */
+  async recordRefusals(batch: RecordRefusalsRequest): Promise<number> {
+    return this.store.recordRefusals(batch.refusals);
+  }
+
+  async totalsForMember(identity: SessionIdentity, f: CabinetRequestLogFilter): Promise<RequestLogTotals> {
+    const { organizationId } = await this.scope.of(identity);
+    return this.totals(searchOf({ organizationId, keyId: f.key_id }, f));
+  }
+
+  async totalsForOrganization(organizationId: string, f: CabinetRequestLogFilter): Promise<RequestLogTotals> {
+    await this.accounts.getOrganization(organizationId);
+    return this.totals(searchOf({ organizationId, keyId: f.key_id }, f));
+  }
+
+  private async totals(search: RequestLogFilterSearch): Promise<RequestLogTotals> {
+    return { object: "request_totals", ...(await this.analytics.totals(search)) };
+  }
+
+  async forKey(identity: KeyIdentity, q: RequestLogQuery): Promise<RequestLogList> {
+    return customersView(await this.page({ keyId: identity.key_id }, q));
   }
 
   async forMember(identity: SessionIdentity, q: CabinetRequestLogQuery): Promise<RequestLogList> {
     const { organizationId } = await this.scope.of(identity);
-    return this.page({ organizationId, keyId: q.key_id }, q);
+    return customersView(await this.page({ organizationId, keyId: q.key_id }, q));
   }
 
+  /** The operator's listing: with what the upstream reported of a media job (its `upstream_usage`). */
   async forOrganization(organizationId: string, q: CabinetRequestLogQuery): Promise<RequestLogList> {
     await this.accounts.getOrganization(organizationId);
     return this.page({ organizationId, keyId: q.key_id }, q);
@@ -81,13 +105,20 @@ export class RequestLogService {
   }
 }
 
+/** What a customer sees of entries: an upstream's usage (our cost of their request) is the operator's. */
+function customersView(list: RequestLogList): RequestLogList {
+  return { ...list, data: list.data.map(({ upstream_usage: _upstream, ...entry }) => entry) };
+}
+
+const OUTCOMES = new Set(["succeeded", "failed", "refused"]);
+
 function searchOf(
   owner: RequestLogOwner,
-  f: { from?: string | undefined; to?: string | undefined; model?: string | undefined; status?: string | undefined },
-): Omit<RequestLogSearch, "limit"> {
+  f: { from?: string | undefined; to?: string | undefined; model?: string | undefined; model_prefix?: string | undefined; status?: string | undefined },
+): RequestLogFilterSearch {
   const from = f.from ? new Date(f.from) : undefined;
   const to = f.to ? new Date(f.to) : undefined;
   if (from && to && from >= to) throw BillingErrors.badRequestLogRange();
-  const status = f.status === undefined ? undefined : f.status === "succeeded" || f.status === "failed" ? f.status : Number(f.status);
-  return { owner, from, to, model: f.model, status };
+  const status = f.status === undefined ? undefined : OUTCOMES.has(f.status) ? (f.status as "succeeded" | "failed" | "refused") : Number(f.status);
+  return { owner, from, to, model: f.model, modelPrefix: f.model_prefix, status };
 }

@@ -19,3 +19,8 @@ test("credentials, fragments, other schemes and overlong URLs are refused", asyn
     await expect(checkWebhookUrl(url, development)).rejects.toMatchObject({ code: "invalid_webhook_url" });
   }
 });
+
+test("another scheme is told what is accepted: http too, outside production", async () => {
+  await expect(checkWebhookUrl("ftp://93.184.216.34/hook", development)).rejects.toThrow("scheme ftp is not allowed: use https or http");
+  await expect(checkWebhookUrl("ftp://93.184.216.34/hook", { ...development, httpsOnly: true })).rejects.toThrow("scheme ftp is not allowed: use https");
+});

@@ -29,7 +29,9 @@ export async function checkWebhookUrl(raw: string, policy: OutboundPolicy): Prom
   } catch {
     throw WebhookErrors.invalidUrl("not an absolute URL");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw WebhookErrors.invalidUrl(`scheme ${url.protocol.slice(0, -1)} is not allowed: use https`);
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw WebhookErrors.invalidUrl(`scheme ${url.protocol.slice(0, -1)} is not allowed: use ${policy.httpsOnly ? "https" : "https or http"}`);
+  }
   if (policy.httpsOnly && url.protocol !== "https:") throw WebhookErrors.invalidUrl("must be https");
   if (url.username || url.password) throw WebhookErrors.invalidUrl("must not carry a user name or password");
   if (url.hash) throw WebhookErrors.invalidUrl("must not have a fragment (#...)");

@@ -64,6 +64,23 @@ export class WebhookRepository {
     return { eventId: row.event_id, deliveryId: row.delivery_id };
   }
 
+  /**
+   * A failed delivery of the endpoint made pending again, due now: the worker tries it once more, and
+   * marks it failed again if that attempt fails (its retry window is over). `redelivered` is false when
+   * it was not failed (the row as it is); undefined when the endpoint has no such delivery.
+   */
+  async redeliver(endpointId: string, deliveryId: string): Promise<{ row: DeliveryWithLog; redelivered: boolean } | undefined> {
+    const { count } = await this.db.webhookDelivery.updateMany({
+      where: { id: deliveryId, endpointId, status: "failed" },
+      data: { status: "pending", nextAttemptAt: new Date(), completedAt: null },
+    });
+    const row = await this.db.webhookDelivery.findFirst({
+      where: { id: deliveryId, endpointId },
+      include: { event: { select: { type: true } }, attemptLog: { orderBy: { id: "asc" } } },
+    });
+    return row ? { row, redelivered: count === 1 } : undefined;
+  }
+
   deliveries(endpointId: string, limit: number): Promise<DeliveryWithLog[]> {
     return this.db.webhookDelivery.findMany({
       where: { endpointId },

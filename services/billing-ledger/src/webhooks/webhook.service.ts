@@ -66,6 +66,15 @@ export class WebhookService {
     return (await this.rows.deliveries(id, limit)).map(renderDelivery);
   }
 
+  /** Sends a failed delivery once more (docs/api.md, "Webhooks"). */
+  async redeliver(organizationId: string, id: string, deliveryId: string): Promise<WebhookDelivery> {
+    if (!(await this.rows.find(organizationId, id))) throw WebhookErrors.notFound(id);
+    const done = await this.rows.redeliver(id, deliveryId);
+    if (!done) throw WebhookErrors.deliveryNotFound(deliveryId);
+    if (!done.redelivered) throw WebhookErrors.deliveryNotFailed(deliveryId, done.row.status);
+    return renderDelivery(done.row);
+  }
+
   async notices(organizationId: string, limit: number): Promise<Notice[]> {
     await this.organization(organizationId);
     return (await this.rows.events(organizationId, limit)).map(renderNotice);

@@ -31,6 +31,9 @@ export function webhooksAdminRoutes(webhooks: WebhookService): Router {
     webhookDeliveries: async (req, res) => {
       res.json({ object: "list", data: await webhooks.deliveries(org(req), hook(req), parseInput(WebhookListQuery, req.query).limit) });
     },
+    redeliverWebhook: async (req, res) => {
+      res.status(202).json(await webhooks.redeliver(org(req), hook(req), parseInput(Uuid, req.params.delivery_id)));
+    },
     notices: async (req, res) => {
       res.json({ object: "list", data: await webhooks.notices(org(req), parseInput(WebhookListQuery, req.query).limit) });
     },
@@ -60,6 +63,9 @@ export function memberWebhooksRoutes(deps: { webhooks: WebhookService; scope: Me
     },
     webhookDeliveries: async (req, res) => {
       res.json({ object: "list", data: await webhooks.deliveries(await org(req), hook(req), parseInput(WebhookListQuery, req.query).limit) });
+    },
+    redeliverWebhook: async (req, res) => {
+      res.status(202).json(await webhooks.redeliver(await org(req), hook(req), parseInput(Uuid, req.params.delivery_id)));
     },
     notices: async (req, res) => {
       res.json({ object: "list", data: await webhooks.notices(await org(req), parseInput(WebhookListQuery, req.query).limit) });

@@ -2,7 +2,7 @@ import path from "node:path";
 import { randomUUID } from "node:crypto";
 import request from "supertest";
 import type { Express } from "express";
-import { createTestDatabase, createTestVhost, signedCall, testKeyEnv } from "@meter/testing";
+import { createTestDatabase, createTestVhost, signedCall, testGrantKeys, testKeyEnv } from "@meter/testing";
 import { createLogger, type Metrics } from "@meter/service-kit";
 import { BillingEndpoints, type Deployable, type HoldOp, type HoldOpsResponse, type Identity, type Scope } from "@meter/contracts";
 import type { BillingServices } from "../../src/composition";
@@ -11,6 +11,7 @@ import { loadConfig } from "../../src/config";
 import type { BillingDatabase as Database, Db } from "../../src/db";
 import { BooksCheckService, formatBooksReport } from "../../src/accounts/books-check.service";
 import { BooksRepository } from "../../src/accounts/books.repository";
+import { GrantSignatures } from "../../src/holds/grant-signatures";
 
 export const SERVICE_DIR = path.resolve(__dirname, "../..");
 
@@ -97,6 +98,11 @@ export async function startBilling(
 }
 
 export const SERVICE: Identity = { kind: "service", service: "text" };
+
+/** billing's grant signatures with the test process's grant key (what every billing of the test signs with) and the default hold expiry. */
+export function testGrants(): GrantSignatures {
+  return new GrantSignatures(testGrantKeys(), 72 * 3_600_000);
+}
 
 /** A user in an organization with credit and a key; amounts in microrubles. */
 export async function seedAccount(

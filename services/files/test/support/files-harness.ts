@@ -11,12 +11,19 @@ import request from "supertest";
 import type { Express } from "express";
 import { UNSIGNED_PAYLOAD, type CreateFileRequest, type Deployable, type FileRecord, type Identity, type KeyIdentity } from "@meter/contracts";
 import { connectBus, type Bus } from "@meter/messaging";
-import { clamavSignaturesDir, ensureClamd, repoRoot, startObjectStore, type ClamdHandle, type ObjectStoreHandle } from "@meter/local-infra";
+import {
+  clamavSignaturesDir,
+  ensureClamd,
+  repoRoot,
+  retryWhileAddressInUse,
+  startObjectStore,
+  type ClamdHandle,
+  type ObjectStoreHandle,
+} from "@meter/local-infra";
 import { closeServer, createLogger, listen } from "@meter/service-kit";
 import {
   createTestDatabase,
   createTestVhost,
-  freePort,
   signedCall,
   startServiceProcess,
   testAuth,
@@ -115,7 +122,7 @@ export interface HarnessOptions {
 }
 
 /**
- * The files service on real PostgreSQL, RabbitMQ (own vhost), s3rver and clamd (both on free ports):
+ * The files service on real PostgreSQL, RabbitMQ (own vhost), s3rver and clamd (each on a port of its own):
  * the API built with createApp(deps) in this process, the worker (src/worker.ts) as a child process,
  * and the retention sweeper run in this process when the test calls it.
  *
@@ -124,7 +131,7 @@ export interface HarnessOptions {
  */
 export async function startFiles(opts: HarnessOptions = {}): Promise<FilesHarness> {
   const logger = createLogger("files-test", process.env.LOG_LEVEL ?? "silent");
-  const [database, vhost, storePort, clamdPort] = await Promise.all([createTestDatabase(SERVICE_DIR), createTestVhost(), freePort(), freePort()]);
+  const [database, vhost] = await Promise.all([createTestDatabase(SERVICE_DIR), createTestVhost()]);
   const cleanups: (() => Promise<void>)[] = [() => vhost.drop(), () => database.drop()];
   const cleanup = async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined);
@@ -132,22 +139,27 @@ export async function startFiles(opts: HarnessOptions = {}): Promise<FilesHarnes
   try {
     const dataDir = await mkdtemp(path.join(tmpdir(), "meter-files-test-"));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    const clamdDir = path.join(dataDir, "clamd");
     const clamd = {
       handle: undefined as ClamdHandle | undefined,
+      port: 0,
+      // First on a port of its own; after a stop on the same one again, which the worker was told.
       async start() {
-        this.handle = await ensureClamd({ port: clamdPort, dataDir: path.join(dataDir, "clamd") });
+        const port = this.port;
+        this.handle = await (port === 0 ? ensureClamd({ port, dataDir: clamdDir }) : retryWhileAddressInUse(() => ensureClamd({ port, dataDir: clamdDir })));
+        this.port = this.handle.port;
       },
       async stop() {
         await this.handle?.stop();
         this.handle = undefined;
       },
     };
-    const [store] = await Promise.all([startObjectStore({ port: storePort, buckets: [BUCKET], dataDir: path.join(dataDir, "store") }), clamd.start()]);
+    const [store] = await Promise.all([startObjectStore({ port: 0, buckets: [BUCKET], dataDir: path.join(dataDir, "store") }), clamd.start()]);
     cleanups.push(
       () => store.stop(),
       () => clamd.stop(),
     );
-    return await assemble({ logger, database, vhost, store, clamd, clamdPort, opts, cleanups, cleanup });
+    return await assemble({ logger, database, vhost, store, clamd, clamdPort: clamd.port, opts, cleanups, cleanup });
   } catch (error) {
     await cleanup();
     throw error;
@@ -167,6 +179,9 @@ async function assemble(ctx: {
 }): Promise<FilesHarness> {
   const { logger, database, vhost, store, opts, cleanups } = ctx;
   const clock = new TestClock();
+  // The test's own bus stands in for billing-ledger, which owns the bus topology (files only waits for it).
+  const bus = await connectBus({ url: vhost.url, name: "files-test", topology: "declare", logger, keys: testAuth("files").keys });
+  cleanups.push(() => bus.close());
   const composition = await compose(
     loadConfig({
       ...testKeyEnv("files"),
@@ -179,6 +194,8 @@ async function assemble(ctx: {
       FILES_BUCKET: BUCKET,
       FILES_UPLOAD_SECRET: UPLOAD_SECRET,
       DATABASE_POOL_SIZE: "20",
+      // The API process only asks clamd what it scans with (its readiness reports it).
+      CLAMD_PORT: String(ctx.clamdPort),
     }),
     // Long enough for the worker's scan on a loaded machine (a decided file returns at once); tests of
     // the window itself set their own.
@@ -187,8 +204,6 @@ async function assemble(ctx: {
   cleanups.push(() => composition.close());
   const { app, services, policy } = composition;
   const db = composition.database.prisma;
-  const bus = await connectBus({ url: vhost.url, name: "files-test", logger, keys: testAuth("files").keys });
-  cleanups.push(() => bus.close());
   const objects = new S3ObjectStore({
     endpoint: store.endpoint,
     accessKey: store.accessKey,
@@ -223,12 +238,7 @@ async function assemble(ctx: {
     ...opts.workerEnv,
   };
   const startWorker = async () => {
-    worker ??= await startServiceProcess(
-      path.join(SERVICE_DIR, "src", "worker.ts"),
-      repoRoot(),
-      { FILES_WORKER_PORT: "0", ...workerEnv },
-      "files-worker listening",
-    );
+    worker ??= await startServiceProcess(path.join(SERVICE_DIR, "src", "worker.ts"), repoRoot(), { FILES_WORKER_PORT: "0", ...workerEnv });
   };
   const stopWorker = async () => {
     await worker?.stop();
@@ -237,20 +247,15 @@ async function assemble(ctx: {
   if (opts.worker !== false) await startWorker();
   cleanups.push(stopWorker);
   const startApiProcess = async (env: Record<string, string> = {}) => {
-    const api = await startServiceProcess(
-      path.join(SERVICE_DIR, "src", "main.ts"),
-      repoRoot(),
-      {
-        ...workerEnv,
-        ...testKeyEnv("files"),
-        FILES_PORT: "0",
-        FILES_UPLOAD_SECRET: UPLOAD_SECRET,
-        UPLOAD_LEASE_MS: String(policy.uploadLeaseMs),
-        UPLOAD_IDLE_TIMEOUT_MS: String(policy.uploadIdleTimeoutMs),
-        ...env,
-      },
-      "files listening",
-    );
+    const api = await startServiceProcess(path.join(SERVICE_DIR, "src", "main.ts"), repoRoot(), {
+      ...workerEnv,
+      ...testKeyEnv("files"),
+      FILES_PORT: "0",
+      FILES_UPLOAD_SECRET: UPLOAD_SECRET,
+      UPLOAD_LEASE_MS: String(policy.uploadLeaseMs),
+      UPLOAD_IDLE_TIMEOUT_MS: String(policy.uploadIdleTimeoutMs),
+      ...env,
+    });
     cleanups.push(() => api.stop());
     return api;
   };

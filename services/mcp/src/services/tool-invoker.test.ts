@@ -5,7 +5,7 @@ import { CallLimiter } from "./call-limiter";
 import { ToolCatalog } from "./tool-catalog";
 import { ToolInvoker } from "./tool-invoker.service";
 import { responseSize } from "./tool-result";
-import { FakePublicApi, ok, testCaller } from "./tools/public-api.fake";
+import { FakePublicApi, ok, testCaller } from "../../test/support/public-api.fake";
 
 const LIMIT = 512 * 1024;
 const frame = (result: ToolResult) => ({ jsonrpc: "2.0", id: 1, result });

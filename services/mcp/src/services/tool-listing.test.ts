@@ -1,7 +1,7 @@
 import { McpToolName } from "@meter/contracts";
 import { ToolCatalog } from "./tool-catalog";
 import { toolListing } from "./tool-listing";
-import { FakePublicApi } from "./tools/public-api.fake";
+import { FakePublicApi } from "../../test/support/public-api.fake";
 
 const catalog = new ToolCatalog({ api: new FakePublicApi(), jobWait: { maxWaitMs: 0, firstPollMs: 1, maxPollMs: 1 }, inlineResultBytes: 1024 });
 const listings = McpToolName.options.map((name) => toolListing(catalog.get(name)!, "draft-2020-12"));

@@ -6,7 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Pool } from "pg";
 import { Agent, request } from "undici";
 import type { KeyIdentity, Scope } from "@meter/contracts";
-import { freePort, startSystem, type RunningSystem, type ServiceName } from "@meter/local-infra";
+import { startSystem, withAssignedPorts, type RunningSystem, type ServiceName } from "@meter/local-infra";
 import { createTestDatabase, LOCAL_MODEL, startSystemUnderTest, testAuth, testKeySet, type SystemUnderTest, type TestDatabase } from "@meter/testing";
 
 export { LOCAL_MODEL };
@@ -95,15 +95,17 @@ export async function startMcpSystem(env: Record<string, string> = {}): Promise<
       return Number(r.rows[0]!.n);
     },
     async startSecondMcp(extraEnv = {}) {
-      const ports = portsOf(sut.system.urls);
-      ports.mcp = await freePort();
-      const system = await startSystem({
-        internalKeys: testKeySet(),
-        ports,
-        only: ["mcp"],
-        env: { MCP_DATABASE_URL: database.url, LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "error", ...env, ...extraEnv },
-        onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}#2] ${line}`) : undefined,
-      });
+      const system = await withAssignedPorts(1, ([mcp]) =>
+        startSystem({
+          internalKeys: testKeySet(),
+          ports: { ...portsOf(sut.system.urls), mcp: mcp! },
+          // Only MCP starts here: no gateway listens on it.
+          gatewayInternalPort: 0,
+          only: ["mcp"],
+          env: { MCP_DATABASE_URL: database.url, LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "error", ...env, ...extraEnv },
+          onOutput: process.env.E2E_LOG_LEVEL ? (name, line) => console.log(`[${name}#2] ${line}`) : undefined,
+        }),
+      );
       const url = system.urls.mcp;
       const second: SecondMcp = {
         url,

@@ -3,7 +3,7 @@ import type { FileRecord } from "@meter/contracts";
 import type { FilesClient } from "@meter/service-clients";
 import { InternalHttpError } from "@meter/service-kit";
 import type { JobInputFile } from "../domain/job-record";
-import type { InputFile } from "@meter/media-engines";
+import type { UpstreamInputFile } from "@meter/media-engines";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -42,7 +42,7 @@ export class InputFiles {
   }
 
   /** One input's bytes, read whole: engines take buffers (a PDF needs all of its bytes anyway). */
-  async read(userId: string, file: JobInputFile): Promise<InputFile> {
+  async read(userId: string, file: JobInputFile): Promise<UpstreamInputFile> {
     let body: Readable;
     try {
       ({ body } = await this.files.readFile(userId, file.id));
@@ -61,7 +61,7 @@ export class InputFiles {
       }
       chunks.push(buffer);
     }
-    return { data: Buffer.concat(chunks, size), mimeType: file.mimeType, filename: file.filename };
+    return { data: Buffer.concat(chunks, size), mimeType: file.mimeType, filename: file.filename, fileId: file.id };
   }
 }
 

@@ -1,4 +1,5 @@
-import type { JobErrorCode, MediaOperation, Unit } from "@meter/contracts";
+import type { JobErrorCode, MediaOperation, RoutedProvider, Unit } from "@meter/contracts";
+import type { HoldResolution } from "@meter/hold-client";
 import type { EditPlan, Progress } from "@meter/media-engines";
 
 /** The public endpoint a job was created on: with the API key and Idempotency-Key, its idempotency scope. */
@@ -25,14 +26,23 @@ export interface JobTariff {
   price_per_unit_microrub: number;
 }
 
+/** The tokens an upstream reported for a job's calls: what the operator paid, not the tariff the customer did. */
+export interface UpstreamUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
 /**
  * Everything needed to run a job to the end, fixed when it is accepted and stored with it: which local
- * engine, the tariff and the quantity measured, the model's settings as parsed, and the inputs.
+ * engine (or which upstream providers), the tariff and the quantity measured, the model's settings as
+ * parsed, and the inputs.
  */
 export interface JobPlan {
   operation: MediaOperation;
-  /** The registry id of the local engine the catalog entry's provider block named. */
+  /** The registry id of the local engine the catalog entry's provider block named; `upstream` for a model on upstream providers. */
   engine: string;
+  /** A model on upstream providers (docs/api.md, "Media on upstream models"): its providers, routed as text's are. */
+  upstream?: { providers: RoutedProvider[] };
   tariff: JobTariff;
   /** The billable quantity measured before the hold, in the tariff's unit. */
   quantity: number;
@@ -40,8 +50,10 @@ export interface JobPlan {
   files: JobInputFile[];
   /** Text analysis: the text. */
   input?: string;
-  /** Image edits: the instruction plan parsed from the prompt. */
+  /** Image edits on the local engine: the instruction plan parsed from the prompt. */
   edit?: EditPlan;
+  /** Image edits on an upstream model: the prompt as the client wrote it. */
+  prompt?: string;
 }
 
 export interface StoredResult {
@@ -82,6 +94,10 @@ export interface JobRecord {
   error: StoredError | null;
   /** Reserving: placements tried; afterwards: runs started. Bounded by MEDIA_JOBS_MAX_ATTEMPTS. */
   attempts: number;
+  /** Of a model on upstream providers: the provider a call was last sent to (its catalog id), for the operator. */
+  provider: string | null;
+  /** The tokens the upstream reported, once the job succeeded on an upstream model. */
+  upstreamUsage: UpstreamUsage | null;
   /** The process driving it while it is reserving or running. */
   ownerId: string | null;
   /** Reserving and running: the owner's lease; queued: when its message is sent again if no worker took it. */
@@ -92,9 +108,19 @@ export interface JobRecord {
   completedAt: Date | null;
 }
 
-export type NewJobRecord = Omit<JobRecord, "state" | "result" | "quantity" | "cost" | "error" | "queuedAt" | "startedAt" | "completedAt">;
+export type NewJobRecord = Omit<
+  JobRecord,
+  "state" | "result" | "quantity" | "cost" | "error" | "queuedAt" | "startedAt" | "completedAt" | "provider" | "upstreamUsage"
+>;
 
 /** What makes a job final, committed together with its hold's resolution. */
 export type FinalOutcome =
-  | { job: JobRecord; state: "succeeded"; result: StoredResult; quantity: number; cost: number; progress: Progress }
+  | { job: JobRecord; state: "succeeded"; result: StoredResult; quantity: number; cost: number; progress: Progress; upstreamUsage?: UpstreamUsage }
   | { job: JobRecord; state: "failed"; error: StoredError; releaseReason: string };
+
+/** How a final job resolved its hold (what billing's hold audit is told); undefined while it is unfinished. */
+export function holdResolutionOf(job: JobRecord): HoldResolution | undefined {
+  if (job.state === "succeeded") return { settles: true, amount: job.cost ?? 0 };
+  if (job.state === "failed") return { settles: false, reason: "the job failed; nothing charged" };
+  return undefined;
+}

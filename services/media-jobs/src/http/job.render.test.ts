@@ -30,6 +30,8 @@ const base: JobRecord = {
   cost: null,
   error: null,
   attempts: 1,
+  provider: null,
+  upstreamUsage: null,
   ownerId: null,
   nextAttemptAt: new Date("2026-01-01T00:00:05Z"),
   createdAt: new Date("2026-01-01T00:00:00Z"),

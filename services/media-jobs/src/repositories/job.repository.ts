@@ -2,11 +2,11 @@ import { deleteInChunks, type PgRow } from "@meter/service-kit";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { toMicrorub, type FinalHoldsCursor, type MediaOperation } from "@meter/contracts";
-import type { FinalHoldRow } from "@meter/service-clients";
+import { ownedRecordOf, type FinalHoldRow } from "@meter/hold-client";
 import { outboxInsertSql } from "@meter/messaging";
-import type { FinalOutcome, JobEndpoint, JobPlan, JobRecord, NewJobRecord, StoredError, StoredResult } from "../domain/job-record";
+import type { CommittedOutcome } from "../domain/final-command";
+import type { JobEndpoint, JobPlan, JobRecord, NewJobRecord, StoredError, StoredResult, UpstreamUsage } from "../domain/job-record";
 import type { MediaJob } from "../generated/prisma/client";
-import { requestLogFieldsOf } from "../services/request-log-fields";
 import type { Progress } from "@meter/media-engines";
 
 /**
@@ -58,7 +58,19 @@ export class JobRepository {
       if (rows.length > 0) {
         return {
           created: true,
-          job: { ...job, state: "reserving", result: null, quantity: null, cost: null, error: null, queuedAt: null, startedAt: null, completedAt: null },
+          job: {
+            ...job,
+            state: "reserving",
+            result: null,
+            quantity: null,
+            cost: null,
+            error: null,
+            queuedAt: null,
+            startedAt: null,
+            completedAt: null,
+            provider: null,
+            upstreamUsage: null,
+          },
         };
       }
       const existing = await this.find(job.id);
@@ -82,11 +94,11 @@ export class JobRepository {
     return rows.map(fromSql);
   }
 
-  /** Final jobs after the cursor, oldest first, for the books cross-check (the partial index on finished jobs). */
+  /** Final jobs after the cursor, oldest first, with billing's signature of each one's placement, for the books cross-check (the partial index on finished jobs). */
   async finalHolds(after: FinalHoldsCursor | null, limit: number): Promise<FinalHoldRow[]> {
     const { rows } = await this.pool.query<FinalHoldRow>(
       `SELECT id AS owner_ref, hold_id, organization_id, key_id, operation, model, estimated_cost, cost,
-              state = 'succeeded' AS settles, completed_at
+              state = 'succeeded' AS settles, completed_at, grant_signature
        FROM media_jobs
        WHERE state IN ('succeeded', 'failed') AND ($1::timestamptz IS NULL OR (completed_at, id) > ($1::timestamptz, $2::uuid))
        ORDER BY completed_at, id
@@ -130,15 +142,16 @@ export class JobRepository {
 
   /**
    * The hold is placed: the job is queued and its message written, in one commit, so a job is queued
-   * if and only if a worker will hear of it. Runs are counted from here.
+   * if and only if a worker will hear of it. Runs are counted from here. billing's signature of the
+   * placement is kept with the job, for the books cross-check.
    */
-  async markQueued(job: JobRecord): Promise<JobRecord | undefined> {
+  async markQueued(job: JobRecord, grantSignature: string | null): Promise<JobRecord | undefined> {
     const message = jobMessage(job.id);
     const { rows } = await this.pool.query<SqlRow>(
       `WITH queued AS (
          UPDATE media_jobs
          SET state = 'queued', owner_id = NULL, attempts = 0, queued_at = now(), updated_at = now(),
-             next_attempt_at = now() + $4::float8 * interval '1 millisecond'
+             next_attempt_at = now() + $4::float8 * interval '1 millisecond', grant_signature = $8
          WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid AND attempts = $3
          RETURNING *
        ), sent AS (
@@ -146,7 +159,7 @@ export class JobRepository {
          SELECT $5::uuid, $6, $7::jsonb FROM queued
        )
        SELECT * FROM queued`,
-      [job.id, job.ownerId, job.attempts, this.requeueAfterMs, ...message],
+      [job.id, job.ownerId, job.attempts, this.requeueAfterMs, ...message, grantSignature],
     );
     return rows[0] ? fromSql(rows[0]) : undefined;
   }
@@ -186,6 +199,19 @@ export class JobRepository {
       [job.id, job.ownerId, job.attempts, workerId, leaseMs],
     );
     return rows[0] ? fromSql(rows[0]) : undefined;
+  }
+
+  /**
+   * Records the upstream provider a running job's call is about to be sent to, and those that refused it,
+   * only from the owner and attempt the caller saw (as renewLease). False if the job moved on.
+   */
+  async route(job: JobRecord, provider: string, refused: readonly string[]): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE media_jobs SET provider = $4, providers_refused = $5::text[], updated_at = now()
+       WHERE id = $1 AND state = 'running' AND owner_id = $2 AND attempts = $3`,
+      [job.id, job.ownerId, job.attempts, provider, refused],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /** Extends the lease of a job this worker runs; false when it is no longer this worker's. */
@@ -252,18 +278,13 @@ export class JobRepository {
    * outbox relay then hands the command to billing, which applies it exactly once. Only from the state,
    * owner and attempt the caller saw; undefined if the job moved on meanwhile.
    */
-  async finish(outcome: FinalOutcome): Promise<JobRecord | undefined> {
-    const { job } = outcome;
-    const log = requestLogFieldsOf(outcome, new Date());
-    const command =
-      outcome.state === "succeeded"
-        ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: job.holdId, amount_microrub: outcome.cost, log }, job.holdId)
-        : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: job.holdId, reason: outcome.releaseReason.slice(0, 200), log }, job.holdId);
+  async finish(outcome: CommittedOutcome): Promise<JobRecord | undefined> {
+    const { job, command } = outcome;
     const { rows } = await this.pool.query<SqlRow>(
       `WITH done AS (
          UPDATE media_jobs
          SET state = $5::text::media_job_state, result = $6, quantity = $7, cost = $8, error = $9, owner_id = NULL,
-             completed_at = now(), updated_at = now(), progress = COALESCE($10, progress)
+             completed_at = now(), updated_at = now(), progress = COALESCE($10, progress), upstream_usage = $14
          WHERE id = $1 AND state = $2::text::media_job_state AND owner_id IS NOT DISTINCT FROM $3::uuid AND attempts = $4
          RETURNING *
        ), sent AS (
@@ -284,6 +305,7 @@ export class JobRepository {
         outcome.state === "failed" ? JSON.stringify(outcome.error) : null,
         outcome.state === "succeeded" ? JSON.stringify(outcome.progress) : null,
         ...command.params,
+        outcome.state === "succeeded" && outcome.upstreamUsage ? JSON.stringify(outcome.upstreamUsage) : null,
       ],
     );
     return rows[0] ? fromSql(rows[0]) : undefined;
@@ -322,29 +344,18 @@ type SqlRow = PgRow<MediaJob>;
 
 function fromSql(row: SqlRow): JobRecord {
   return {
-    id: row.id,
-    keyId: row.key_id,
-    userId: row.user_id,
-    organizationId: row.organization_id,
+    ...ownedRecordOf(row),
     endpoint: row.endpoint as JobEndpoint,
-    idempotencyKey: row.idempotency_key,
-    requestId: row.request_id,
-    fingerprint: row.fingerprint,
     operation: row.operation as MediaOperation,
-    model: row.model,
     plan: JSON.parse(row.plan) as JobPlan,
-    estimatedCost: toMicrorub(row.estimated_cost),
-    holdId: row.hold_id,
     state: row.state,
     progress: JSON.parse(row.progress) as Progress,
     result: row.result === null ? null : (JSON.parse(row.result) as StoredResult),
     quantity: row.quantity,
     cost: row.cost === null ? null : toMicrorub(row.cost),
     error: row.error === null ? null : (JSON.parse(row.error) as StoredError),
-    attempts: row.attempts,
-    ownerId: row.owner_id,
-    nextAttemptAt: row.next_attempt_at,
-    createdAt: row.created_at,
+    provider: row.provider,
+    upstreamUsage: row.upstream_usage === null ? null : (JSON.parse(row.upstream_usage) as UpstreamUsage),
     queuedAt: row.queued_at,
     startedAt: row.started_at,
     completedAt: row.completed_at,

@@ -34,6 +34,8 @@ const JOB_CODES: Partial<Record<string, JobErrorCode>> = {
   payload_too_large: "payload_too_large",
   invalid_input: "invalid_input",
   model_unavailable: "model_unavailable",
+  upstream_error: "upstream_error",
+  upstream_timeout: "upstream_timeout",
 };
 
 /** An engine's failure in a worker: the job fails with it and nothing is charged. */

@@ -2,6 +2,7 @@ import type { KeyIdentity } from "@meter/contracts";
 import type { JobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
 import type { JobRepository } from "../repositories/job.repository";
+import { finishJob } from "./job-finish";
 import type { JobQueryService } from "./job-query.service";
 
 /**
@@ -25,16 +26,13 @@ export class JobCancelService {
       if (job.state === "running") throw MediaErrors.notCancellable(`job ${id} is running; it will finish and be charged for what it does`);
       if (job.state === "failed" && job.error?.code === "cancelled") return job;
       if (job.state === "succeeded" || job.state === "failed") throw MediaErrors.notCancellable(`job ${id} has already ${job.state}`);
-      const cancelled = await this.deps.repo.finish({
+      const cancelled = await finishJob(this.deps, {
         job,
         state: "failed",
         error: { code: "cancelled", message: "cancelled by the client before it started; nothing was charged" },
         releaseReason: "job cancelled before it started; nothing charged",
       });
-      if (cancelled) {
-        this.deps.onOutbox();
-        return cancelled;
-      }
+      if (cancelled) return cancelled;
       // A worker took it (or its reservation moved on) meanwhile: decide again on what it is now.
     }
   }

@@ -10,7 +10,7 @@ import {
   billableCharacters,
   parseEditPrompt,
   parseModelSettings,
-  type LocalModelDefinition,
+  parseSettings,
   type Quantity,
 } from "@meter/media-engines";
 import { admissionError, isEngineError } from "./engine-errors";
@@ -101,12 +101,21 @@ export class JobPlanner {
 
   private async measured(userId: string, input: PlanInput & { operation: MediaOperation }, entry: CatalogModel, tariff: UnitTariff): Promise<PricedPlan> {
     const { operation, model } = input;
-    const resolved = this.deps.engines.resolve(entry.id, entry.provider, operation);
+    const resolved = this.deps.engines.resolve(entry, operation);
     if (!resolved) throw MediaErrors.modelUnavailable(`model "${model}" cannot run ${operation} on this service`);
+    // One provider whose key this process has is enough: the others are passed over like refusals.
+    if (resolved.kind === "upstream" && !this.deps.engines.canCall(resolved.providers)) {
+      throw MediaErrors.modelUnavailable(`the upstream of "${model}" is not configured`);
+    }
     const { definition } = resolved;
     try {
-      const settings = parseModelSettings(resolved.id, input.settings) as Record<string, unknown>;
-      const edit = operation === "image_edit" && input.prompt !== undefined ? parseEditPrompt(input.prompt) : undefined;
+      const settings =
+        resolved.kind === "local"
+          ? (parseModelSettings(resolved.id, input.settings) as Record<string, unknown>)
+          : (parseSettings(definition, model, input.settings) as Record<string, unknown>);
+      // The local engine's grammar reads an edit's prompt; an upstream model takes it as written.
+      const edit = resolved.kind === "local" && operation === "image_edit" && input.prompt !== undefined ? parseEditPrompt(input.prompt) : undefined;
+      const prompt = resolved.kind === "upstream" && operation === "image_edit" ? input.prompt : undefined;
       if (operation === "image_edit" && input.prompt === undefined && input.fileIds) throw MediaErrors.fieldRequired("prompt", "for an image edit");
       const files = await this.inputFiles(userId, definition, input);
       const inputs: EngineInputs = {
@@ -114,24 +123,28 @@ export class JobPlanner {
         settings,
         ...(input.input !== undefined ? { input: input.input } : {}),
         ...(edit ? { edit } : {}),
+        ...(prompt !== undefined ? { prompt } : {}),
       };
       // An edit is sold per request: quoted without its file, it is one request like any other.
       const measured: Quantity =
         operation === "image_edit" && files.records.length === 0
           ? { unit: "request", quantity: 1 }
-          : await this.deps.engines.measure(resolved.id, operation, inputs);
+          : await this.deps.engines.measure(resolved, tariff.unit, inputs);
       const quantity = billableQuantity(tariff.unit, measured, Math.max(files.records.length, 1));
-      if (quantity === undefined) throw MediaErrors.costUnknown(model, `its tariff is per ${tariff.unit}, which ${resolved.id} does not count`);
+      const engineName = resolved.kind === "local" ? resolved.id : "upstream";
+      if (quantity === undefined) throw MediaErrors.costUnknown(model, `its tariff is per ${tariff.unit}, which ${engineName} does not count`);
       const price = priced(model, tariff, quantity);
       const job: JobPlan = {
         operation,
-        engine: resolved.id,
+        engine: engineName,
+        ...(resolved.kind === "upstream" ? { upstream: { providers: resolved.providers } } : {}),
         tariff: price.tariff,
         quantity,
         settings,
         files: files.records,
         ...(input.input !== undefined ? { input: input.input } : {}),
         ...(edit ? { edit } : {}),
+        ...(prompt !== undefined ? { prompt } : {}),
       };
       return { model, operation, ...price, job };
     } catch (e) {
@@ -145,7 +158,7 @@ export class JobPlanner {
    */
   private async inputFiles(
     userId: string,
-    definition: LocalModelDefinition,
+    definition: { operation: MediaOperation; acceptedMimeTypes: readonly string[]; limits: { maxFiles?: number } },
     input: PlanInput,
   ): Promise<{ records: JobInputFile[]; data: EngineInputs["files"] }> {
     const ids = input.fileIds ?? [];
@@ -161,7 +174,7 @@ export class JobPlanner {
         "files",
         maxFiles,
         ids.length,
-        `model ${definition.id} takes at most ${maxFiles} file${maxFiles > 1 ? "s" : ""} per job, got ${ids.length}`,
+        `model ${input.model} takes at most ${maxFiles} file${maxFiles > 1 ? "s" : ""} per job, got ${ids.length}`,
       );
     }
     const verified: FileRecord[] = await this.deps.files.verified(userId, ids);

@@ -1,17 +1,16 @@
-import type { Hold, KeyIdentity, MediaOperation } from "@meter/contracts";
-import type { BillingClient } from "@meter/service-clients";
+import type { KeyIdentity, MediaOperation } from "@meter/contracts";
+import { Refused } from "@meter/hold-client";
 import { fingerprintOf, idempotencyRecordId, requireIdempotencyKey, type Logger } from "@meter/service-kit";
-import type { JobEndpoint, JobRecord } from "../domain/job-record";
+import type { JobEndpoint, JobRecord, NewJobRecord } from "../domain/job-record";
 import { MediaErrors } from "../errors";
 import type { JobRepository } from "../repositories/job.repository";
 import type { JobPlanner, PlanInput } from "./job-planner";
-import { Refused, type JobReservation } from "./job-reservation";
+import type { JobReservation } from "./job-reservation";
 
 export interface JobRequestDeps {
   repo: JobRepository;
   planner: JobPlanner;
-  reservation: JobReservation;
-  billing: Pick<BillingClient, "placeHold">;
+  reservation: Pick<JobReservation, "place" | "reserve">;
   /** This process, the owner of the jobs it is admitting. */
   processId: string;
   /** How long a new job is left to its request before the reconciler may take up its reservation. */
@@ -53,19 +52,8 @@ export class JobRequestService {
 
     const priced = await this.deps.planner.plan(identity.user_id, input.plan);
     const plan = priced.job!;
-    const placement: Promise<Hold> = this.deps.billing.placeHold({
-      hold_id: id,
-      key_id: identity.key_id,
-      amount_microrub: priced.estimatedCost,
-      operation: plan.operation,
-      model: priced.model,
-      source: "media-jobs",
-      owner_ref: id,
-    });
-    // Observed by the reservation, or not at all (a duplicate): never an unhandled rejection.
-    placement.catch(() => undefined);
     const now = new Date();
-    const { job, created } = await this.deps.repo.claim({
+    const newJob: NewJobRecord = {
       id,
       keyId: identity.key_id,
       userId: identity.user_id,
@@ -84,7 +72,11 @@ export class JobRequestService {
       ownerId: this.deps.processId,
       nextAttemptAt: new Date(now.getTime() + this.deps.leaseMs),
       createdAt: now,
-    });
+    };
+    const placement = this.deps.reservation.place(newJob);
+    // Observed by the reservation, or not at all (a duplicate): never an unhandled rejection.
+    placement.catch(() => undefined);
+    const { job, created } = await this.deps.repo.claim(newJob);
     // A concurrent duplicate got there first; its placement was of the same hold (a no-op).
     if (!created) return this.repeat(job, fingerprint);
     try {

@@ -3,7 +3,8 @@ import { BillingUnreachable } from "@meter/service-clients";
 import { AppError, createLogger } from "@meter/service-kit";
 import type { FinalOutcome, JobRecord } from "../domain/job-record";
 import type { JobRepository } from "../repositories/job.repository";
-import { JobReservation, Refused } from "./job-reservation";
+import { Refused } from "@meter/hold-client";
+import { JobReservation } from "./job-reservation";
 
 const JOB_ID = "6f1c2a3b-4d5e-8f60-9a1b-2c3d4e5f6a7b";
 
@@ -29,6 +30,8 @@ function reservingJob(patch: Partial<JobRecord> = {}): JobRecord {
     cost: null,
     error: null,
     attempts: 1,
+    provider: null,
+    upstreamUsage: null,
     ownerId: "3d9f6a6e-2b1c-4b8e-9f3a-1c2d3e4f5a6b",
     nextAttemptAt: new Date(),
     createdAt: new Date(),
@@ -53,15 +56,26 @@ const hold = (id: string, status: Hold["status"]): Hold => ({
   budget_day: null,
   created_at: new Date().toISOString(),
   resolved_at: null,
+  grant_signature: `signed-${id}`,
 });
 
 /** The repository as the reservation uses it, recording what it was asked to do to the one job. */
 function harness(placements: ((req: PlaceHoldRequest) => Promise<Hold>)[], options: { takenOver?: JobRecord } = {}) {
-  const calls = { queued: 0, forgotten: 0, finished: [] as FinalOutcome[], moved: [] as string[], released: [] as string[], placed: [] as string[], outbox: 0 };
+  const calls = {
+    queued: 0,
+    forgotten: 0,
+    finished: [] as FinalOutcome[],
+    moved: [] as string[],
+    released: [] as string[],
+    placed: [] as string[],
+    outbox: 0,
+    signatures: [] as (string | null)[],
+  };
   let current: JobRecord | undefined;
   const repo = {
-    markQueued: (job: JobRecord) => {
+    markQueued: (job: JobRecord, signature: string | null) => {
       calls.queued++;
+      calls.signatures.push(signature);
       current = { ...job, state: "queued", ownerId: null, attempts: 0 };
       return Promise.resolve(current);
     },
@@ -107,11 +121,11 @@ function harness(placements: ((req: PlaceHoldRequest) => Promise<Hold>)[], optio
 }
 
 describe("JobReservation", () => {
-  test("a placed hold queues the job (its message in the same commit) and wakes the relay", async () => {
+  test("a placed hold queues the job (its message and billing's signature of the placement in the same commit) and wakes the relay", async () => {
     const { reservation, calls } = harness([]);
     const job = await reservation.reserve(reservingJob());
     expect(job.state).toBe("queued");
-    expect(calls).toMatchObject({ queued: 1, forgotten: 0, outbox: 1, placed: [JOB_ID] });
+    expect(calls).toMatchObject({ queued: 1, forgotten: 0, outbox: 1, placed: [JOB_ID], signatures: [`signed-${JOB_ID}`] });
   });
 
   test("a refusal on the request's own attempt forgets the job: nothing reserved, the client gets billing's error", async () => {

@@ -1,19 +1,23 @@
-import { SCOPE_OF_OPERATION } from "@meter/contracts";
+import { SCOPE_OF_OPERATION, upstreamMediaDefinition } from "@meter/contracts";
 import type { FilesClient } from "@meter/service-clients";
 import type { Logger } from "@meter/service-kit";
 import { InputFileRefused, type InputFiles } from "../adapters/input-files.adapter";
-import type { MediaEngines } from "../adapters/media-engines.adapter";
+import type { EngineInputs, MediaEngines } from "../adapters/media-engines.adapter";
 import type { FinalOutcome, JobRecord, StoredError } from "../domain/job-record";
-import { EngineAbortedError, EngineUnavailableError, type EngineResult, type Progress } from "@meter/media-engines";
+import { EngineAbortedError, EngineUnavailableError, type EngineResult, type Progress, type RunOptions, type UpstreamMediaResult } from "@meter/media-engines";
 import type { JobRepository } from "../repositories/job.repository";
 import { isEngineError, jobErrorOf } from "./engine-errors";
+import { finishJob } from "./job-finish";
 import { billableQuantity, chargeOf } from "./job-pricing";
+import type { UpstreamCalls } from "./upstream-calls";
 
 export interface RunnerDeps {
   repo: JobRepository;
   engines: MediaEngines;
   inputs: InputFiles;
   files: Pick<FilesClient, "storeJobResult">;
+  /** The calls of jobs on upstream models. */
+  upstream: Pick<UpstreamCalls, "routeFor" | "worstCallMs">;
   logger: Logger;
   /** This worker process: the owner it writes on the jobs it runs. */
   workerId: string;
@@ -70,26 +74,29 @@ export class JobRunner {
   private async run(job: JobRecord): Promise<void> {
     const lease = new LeaseKeeper(this.deps.repo, job, this.deps.leaseMs, this.deps.logger);
     const progress = new ProgressWriter(this.deps.repo, job, this.deps.progressIntervalMs ?? 250, this.deps.logger);
-    const stall = new StallWatch(this.deps.stallTimeoutMs);
+    const upstream = job.plan.upstream;
+    // An upstream call reports no progress while it waits: the watch gives it at least its own time bound.
+    const stall = new StallWatch(Math.max(this.deps.stallTimeoutMs, upstream ? this.deps.upstream.worstCallMs(upstream.providers.length) : 0));
     try {
-      let result: EngineResult;
+      let result: EngineResult & Partial<Pick<UpstreamMediaResult, "upstreamUsage">>;
       try {
         const files = await Promise.all(job.plan.files.map((file) => this.deps.inputs.read(job.userId, file)));
-        const { settings, input, edit } = job.plan;
-        result = await stall.race(
-          this.deps.engines.run(
-            job.plan.engine,
-            job.operation,
-            { files, settings, ...(input !== undefined ? { input } : {}), ...(edit ? { edit } : {}) },
-            {
-              signal: AbortSignal.any([lease.signal, stall.signal]),
-              onProgress: (p) => {
-                stall.poke();
-                progress.report(p);
-              },
-            },
-          ),
-        );
+        const { settings, input, edit, prompt } = job.plan;
+        const inputs: EngineInputs = {
+          files,
+          settings,
+          ...(input !== undefined ? { input } : {}),
+          ...(edit ? { edit } : {}),
+          ...(prompt !== undefined ? { prompt } : {}),
+        };
+        const options: RunOptions = {
+          signal: AbortSignal.any([lease.signal, stall.signal]),
+          onProgress: (p) => {
+            stall.poke();
+            progress.report(p);
+          },
+        };
+        result = await stall.race(upstream ? this.runUpstream(job, inputs, options) : this.deps.engines.run(job.plan.engine, job.operation, inputs, options));
         lease.check();
       } catch (e) {
         await progress.settle();
@@ -102,6 +109,14 @@ export class JobRunner {
       stall.stop();
       lease.stop();
     }
+  }
+
+  /** A job on an upstream model: its definition is the providers' kind's, its calls routed by UpstreamCalls. */
+  private runUpstream(job: JobRecord, inputs: EngineInputs, options: RunOptions): Promise<UpstreamMediaResult> {
+    const kind = job.plan.upstream?.providers[0]?.kind;
+    const definition = kind ? upstreamMediaDefinition(kind, job.operation) : undefined;
+    if (!definition) return Promise.reject(new EngineUnavailableError(`model ${job.model} has no upstream provider that runs ${job.operation}`));
+    return this.deps.engines.runUpstream(definition, job.model, inputs, { ...options, route: this.deps.upstream.routeFor(job) });
   }
 
   /** The run did not produce a result: the job fails if the input is at fault, else it is interrupted. */
@@ -123,7 +138,11 @@ export class JobRunner {
   }
 
   /** Stores the one result file (idempotent per job) and settles what ran, capped at the hold. */
-  private async succeed(job: JobRecord, result: EngineResult, lastProgress: Progress | undefined): Promise<void> {
+  private async succeed(
+    job: JobRecord,
+    result: EngineResult & Partial<Pick<UpstreamMediaResult, "upstreamUsage">>,
+    lastProgress: Progress | undefined,
+  ): Promise<void> {
     let stored;
     try {
       stored = await this.deps.files.storeJobResult({
@@ -152,13 +171,13 @@ export class JobRunner {
       quantity,
       cost,
       progress: lastProgress ? { ...lastProgress, done: lastProgress.total } : { done: quantity, total: quantity, unit: tariff.unit },
+      ...(result.upstreamUsage ? { upstreamUsage: result.upstreamUsage } : {}),
     });
   }
 
   private async finish(outcome: FinalOutcome): Promise<void> {
-    const done = await this.deps.repo.finish(outcome);
-    if (done) this.deps.onOutbox();
-    else this.deps.logger.warn({ job: outcome.job.id }, "the job moved on before its outcome was stored; left as it is");
+    const done = await finishJob(this.deps, outcome);
+    if (!done) this.deps.logger.warn({ job: outcome.job.id }, "the job moved on before its outcome was stored; left as it is");
   }
 
   /**

@@ -1,6 +1,8 @@
-import { PeriodicPass, type Logger } from "@meter/service-kit";
+import { OwnerReconciler } from "@meter/hold-client";
+import type { Logger } from "@meter/service-kit";
 import type { JobRecord } from "../domain/job-record";
 import type { JobRepository } from "../repositories/job.repository";
+import { finishJob } from "./job-finish";
 import type { JobReservation } from "./job-reservation";
 
 export interface ReconcilerOptions {
@@ -24,20 +26,23 @@ export interface ReconcilerOptions {
  * Attempts are bounded: a job that has used them all fails, and its hold is released.
  */
 export class Reconciler {
-  private readonly passes: PeriodicPass;
+  private readonly passes: OwnerReconciler<JobRecord>;
 
   constructor(
     private readonly repo: JobRepository,
-    private readonly reservation: JobReservation,
+    private readonly reservation: Pick<JobReservation, "reserve">,
     private readonly logger: Logger,
     private readonly opts: ReconcilerOptions,
   ) {
-    this.passes = new PeriodicPass(() => this.moveOnDue(), {
-      name: "reconciler pass",
-      intervalMs: opts.intervalMs,
+    this.passes = new OwnerReconciler<JobRecord>(
+      {
+        due: (limit) => repo.due(limit),
+        takeUp: (job) => this.reconcile(job),
+        purge: () => repo.purge(opts.retentionMs),
+      },
       logger,
-      upkeep: { everyMs: 3_600_000, run: () => this.purge() },
-    });
+      { intervalMs: opts.intervalMs, ...(opts.batch ? { batch: opts.batch } : {}) },
+    );
   }
 
   start(): void {
@@ -50,19 +55,7 @@ export class Reconciler {
 
   /** One pass; returns how many jobs it moved on. Exposed for tests. */
   tick(): Promise<number> {
-    return this.passes.runOnce();
-  }
-
-  private async moveOnDue(): Promise<number> {
-    let moved = 0;
-    for (const job of await this.repo.due(this.opts.batch ?? 50)) {
-      try {
-        if (await this.reconcile(job)) moved++;
-      } catch (e) {
-        this.logger.error({ err: e, job: job.id }, "could not reconcile a job; trying again next pass");
-      }
-    }
-    return moved;
+    return this.passes.tick();
   }
 
   private async reconcile(job: JobRecord): Promise<boolean> {
@@ -110,18 +103,10 @@ export class Reconciler {
   }
 
   private async fail(job: JobRecord, why: string): Promise<boolean> {
-    const failed = await this.repo.finish({
-      job,
-      state: "failed",
-      error: { code: "internal_error", message: `${why}; nothing was charged` },
-      releaseReason: `${why}; nothing charged`,
-    });
-    if (failed) this.opts.onOutbox();
+    const failed = await finishJob(
+      { repo: this.repo, onOutbox: this.opts.onOutbox },
+      { job, state: "failed", error: { code: "internal_error", message: `${why}; nothing was charged` }, releaseReason: `${why}; nothing charged` },
+    );
     return failed !== undefined;
-  }
-
-  private async purge(): Promise<void> {
-    const purged = await this.repo.purge(this.opts.retentionMs);
-    if (purged) this.logger.info({ purged }, "purged finished jobs past retention");
   }
 }

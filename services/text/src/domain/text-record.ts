@@ -1,5 +1,6 @@
 import type { ErrorCode, Provider, RoutedProvider, TextTariff } from "@meter/contracts";
-import type { ProviderRequest } from "../providers/provider";
+import type { HoldResolution } from "@meter/hold-client";
+import type { ChatRequest } from "@meter/upstreams";
 
 export type TextEndpoint = "messages" | "responses";
 
@@ -16,7 +17,7 @@ export interface TextPlan {
   /** The model's providers when it has several (docs/api.md, "Several providers per model"). */
   providers?: RoutedProvider[];
   tariff: TextTariff;
-  request: ProviderRequest;
+  request: ChatRequest;
   inputTokensEstimate: number;
   estimatedCost: number;
 }
@@ -47,6 +48,8 @@ export interface TextRecord {
   userId: string;
   organizationId: string;
   endpoint: TextEndpoint;
+  /** What its hold is placed for: every text request is the `text` operation. */
+  operation: "text";
   idempotencyKey: string;
   /** The creating request's x-request-id (none for records older than the column). */
   requestId: string | null;
@@ -84,5 +87,17 @@ export type NewTextRecord = Omit<TextRecord, "state" | "result" | "cost" | "erro
 /** What makes a record final, committed together with the hold's resolution. */
 export type FinalOutcome =
   /** upstreamMs: the upstream call that answered, for the request log (unknown for an answer kept across attempts). */
-  | { record: TextRecord; state: "completed"; result: TextResult; cost: number; upstreamMs?: number }
-  | { record: TextRecord; state: "failed"; error: StoredError; releaseReason: string };
+  (
+    | { record: TextRecord; state: "completed"; result: TextResult; cost: number; upstreamMs?: number }
+    | { record: TextRecord; state: "failed"; error: StoredError; releaseReason: string }
+  ) & {
+    /** billing's signature of the hold placement the attempt got (a per-request hold), kept with the record for the books cross-check. */
+    grantSignature?: string | undefined;
+  };
+
+/** How a final record resolved its hold (what billing's hold audit is told); undefined while it is unfinished. */
+export function holdResolutionOf(record: TextRecord): HoldResolution | undefined {
+  if (record.state === "completed") return { settles: true, amount: record.cost ?? 0 };
+  if (record.state === "failed") return { settles: false, reason: "the request failed; nothing charged" };
+  return undefined;
+}

@@ -7,6 +7,7 @@ const base: TextRecord = {
   userId: "u",
   organizationId: "o",
   endpoint: "messages",
+  operation: "text",
   idempotencyKey: "i",
   requestId: "req_1",
   fingerprint: "f",

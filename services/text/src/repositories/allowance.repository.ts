@@ -3,7 +3,7 @@ import type { AllowanceKey, AllowanceStore } from "@meter/allowances";
 import { toMicrorub } from "@meter/contracts";
 import { writeOutboxMessage } from "@meter/messaging";
 import { rawSqlOf } from "@meter/service-kit";
-import { allowanceRelease } from "../services/allowance-rule";
+import { allowanceRelease } from "../domain/allowance-rule";
 
 /**
  * The `allowances` table (docs/api.md, "Allowances"). Each row is owned by one process, which places
@@ -30,11 +30,11 @@ export class AllowanceRepository implements AllowanceStore {
     ]);
   }
 
-  async open(id: string, granted: number, usableUntil: Date): Promise<boolean> {
+  async open(id: string, granted: number, usableUntil: Date, grantSignature: string | null): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      `UPDATE allowances SET state = 'open', granted = $3, usable_until = $4, last_used_at = now()
+      `UPDATE allowances SET state = 'open', granted = $3, usable_until = $4, grant_signature = $5, last_used_at = now()
        WHERE id = $1 AND owner_id = $2 AND state = 'granting'`,
-      [id, this.ownerId, granted, usableUntil],
+      [id, this.ownerId, granted, usableUntil, grantSignature],
     );
     return rowCount === 1;
   }

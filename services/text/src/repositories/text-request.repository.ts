@@ -1,11 +1,9 @@
 import type { Pool } from "pg";
 import { toMicrorub, type FinalHoldsCursor } from "@meter/contracts";
-import type { FinalHoldRow } from "@meter/service-clients";
-import { outboxInsertSql } from "@meter/messaging";
+import { ownedRecordOf, type FinalHoldRow } from "@meter/hold-client";
 import { Batcher, deleteInChunks, type PgRow } from "@meter/service-kit";
-import { allowanceSpendOf } from "../services/allowance-rule";
-import { requestLogFieldsOf } from "../services/request-log-fields";
-import type { FinalOutcome, NewTextRecord, StoredError, TextPlan, TextRecord, TextResult } from "../domain/text-record";
+import type { CommittedOutcome } from "../domain/final-command";
+import type { NewTextRecord, StoredError, TextPlan, TextRecord, TextResult } from "../domain/text-record";
 import type { TextRequest } from "../generated/prisma/client";
 
 /**
@@ -20,7 +18,7 @@ import type { TextRequest } from "../generated/prisma/client";
  */
 export class TextRequestRepository {
   private readonly claims: Batcher<NewTextRecord, ClaimResult>;
-  private readonly finals: Batcher<FinalOutcome, boolean>;
+  private readonly finals: Batcher<CommittedOutcome, boolean>;
 
   constructor(private readonly pool: Pool) {
     this.claims = new Batcher((items) => this.insertClaims(items));
@@ -102,7 +100,7 @@ export class TextRequestRepository {
     const { rows } = await this.pool.query<SqlRow>(
       `WITH usable AS (
          SELECT a.id FROM allowances a
-         WHERE a.id = $4::uuid AND a.state = 'open' AND a.usable_until > now() AND a.owner_id = $2::uuid
+         WHERE a.id = $4::uuid AND ${usableAllowance("$2::uuid")}
          FOR UPDATE
        ), moved AS (
          UPDATE text_requests SET allowance_id = (SELECT id FROM usable), hold_id = $5::uuid, updated_at = now()
@@ -124,20 +122,12 @@ export class TextRequestRepository {
    * The outbox relay then hands the command to billing, which applies it exactly once. Only the owner
    * that drove this attempt may do it; false if the record moved on meanwhile.
    */
-  finish(outcome: FinalOutcome): Promise<boolean> {
+  finish(outcome: CommittedOutcome): Promise<boolean> {
     return this.finals.submit(outcome);
   }
 
-  private async writeFinals(items: FinalOutcome[]): Promise<boolean[]> {
-    const now = new Date();
-    const commands = items.map((outcome) => {
-      const { record, ...o } = outcome;
-      const allowance = allowanceSpendOf(record);
-      const log = requestLogFieldsOf(outcome, now);
-      return o.state === "completed"
-        ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: record.holdId, amount_microrub: o.cost, ...allowance, log }, record.holdId)
-        : outboxInsertSql("billing.hold.release", { version: "v1", hold_id: record.holdId, reason: o.releaseReason, ...allowance, log }, record.holdId);
-    });
+  private async writeFinals(items: CommittedOutcome[]): Promise<boolean[]> {
+    const commands = items.map((o) => o.command);
     const { rows: done } = await this.pool.query<{ id: string }>({
       name: "text_finish",
       text: FINISH_SQL,
@@ -152,6 +142,7 @@ export class TextRequestRepository {
         commands.map((c) => c.params[0]),
         commands.map((c) => c.params[1]),
         commands.map((c) => c.params[2]),
+        items.map((o) => o.grantSignature ?? null),
       ],
     });
     const ids = new Set(done.map((r) => r.id));
@@ -175,14 +166,20 @@ export class TextRequestRepository {
     return rows.map(fromSql);
   }
 
-  /** Final records after the cursor, oldest first, for the books cross-check (the partial index on finished records). */
+  /**
+   * Final records after the cursor, oldest first, for the books cross-check (the partial index on
+   * finished records), each with billing's signature of the grant that covers it: its placement's, or
+   * its allowance's with the amount granted.
+   */
   async finalHolds(after: FinalHoldsCursor | null, limit: number): Promise<FinalHoldRow[]> {
     const { rows } = await this.pool.query<FinalHoldRow>(
-      `SELECT id AS owner_ref, hold_id, organization_id, key_id, 'text' AS operation, model, estimated_cost, cost,
-              state = 'completed' AS settles, completed_at, allowance_id
-       FROM text_requests
-       WHERE state IN ('completed', 'failed') AND ($1::timestamptz IS NULL OR (completed_at, id) > ($1::timestamptz, $2::uuid))
-       ORDER BY completed_at, id
+      `SELECT t.id AS owner_ref, t.hold_id, t.organization_id, t.key_id, 'text' AS operation, t.model, t.estimated_cost, t.cost,
+              t.state = 'completed' AS settles, t.completed_at, t.allowance_id,
+              CASE WHEN t.allowance_id IS NULL THEN t.grant_signature ELSE a.grant_signature END AS grant_signature,
+              a.granted AS allowance_granted
+       FROM text_requests t LEFT JOIN allowances a ON a.id = t.allowance_id
+       WHERE t.state IN ('completed', 'failed') AND ($1::timestamptz IS NULL OR (t.completed_at, t.id) > ($1::timestamptz, $2::uuid))
+       ORDER BY t.completed_at, t.id
        LIMIT $3`,
       [after?.final_at ?? null, after?.owner_ref ?? null, limit],
     );
@@ -205,6 +202,11 @@ export class TextRequestRepository {
     return rows[0] ? fromSql(rows[0]) : undefined;
   }
 
+  /** Moves an unfinished record to a fresh hold id (its own was used up), as update does; undefined if it moved on. */
+  moveHold(record: TextRecord, holdId: string): Promise<TextRecord | undefined> {
+    return this.update(record, { holdId });
+  }
+
   /**
    * Records the provider the request is about to be sent to, and those that refused it, only from the
    * owner and attempt the caller saw (as update does). False if the record moved on.
@@ -218,12 +220,16 @@ export class TextRequestRepository {
     return rowCount === 1;
   }
 
-  /** A request refused before anything was reserved leaves no trace: a retry with its key starts afresh. */
-  async forget(record: TextRecord): Promise<void> {
-    await this.pool.query(
-      "DELETE FROM text_requests WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid AND allowance_id IS NULL",
-      [record.id, record.ownerId],
+  /**
+   * A request refused before anything was reserved leaves no trace: a retry with its key starts afresh.
+   * Only from the owner and attempt the caller saw; false if the record moved on.
+   */
+  async forget(record: TextRecord): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "DELETE FROM text_requests WHERE id = $1 AND state = 'reserving' AND owner_id IS NOT DISTINCT FROM $2::uuid AND attempts = $3 AND allowance_id IS NULL",
+      [record.id, record.ownerId, record.attempts],
     );
+    return (rowCount ?? 0) > 0;
   }
 
   /**
@@ -273,6 +279,15 @@ export class TextRequestRepository {
 }
 
 /**
+ * An allowance (alias `a`) a request may be placed on: open, within its budget day, and held by the
+ * placing process (`owner`: an SQL expression or subquery of its id). The claim and the move of a
+ * refused request both lock it with this test (docs/api.md, "Allowances").
+ */
+function usableAllowance(owner: string): string {
+  return `a.state = 'open' AND a.usable_until > now() AND a.owner_id IN (${owner})`;
+}
+
+/**
  * The claim of a batch (insertClaims): typed arrays, one per column, unnested into rows, as a named
  * prepared statement, so PostgreSQL parses and plans it once per connection instead of decoding a
  * JSON document and planning the statement for every batch (docs/benchmarks.md, "Issue 32").
@@ -284,8 +299,7 @@ const CLAIM_SQL = `WITH x AS MATERIALIZED (
        allowance_id, attempts, owner_id, next_attempt_at, created_at)
  ), usable AS (
    SELECT a.id FROM allowances a
-   WHERE a.id IN (SELECT allowance_id FROM x) AND a.state = 'open' AND a.usable_until > now()
-     AND a.owner_id IN (SELECT owner_id FROM x WHERE x.allowance_id = a.id)
+   WHERE a.id IN (SELECT allowance_id FROM x) AND ${usableAllowance("SELECT owner_id FROM x WHERE x.allowance_id = a.id")}
    ORDER BY a.id
    FOR UPDATE
  ), ins AS (
@@ -304,12 +318,17 @@ const CLAIM_SQL = `WITH x AS MATERIALIZED (
  )
  SELECT (SELECT array_agg(id)::text[] FROM ins) AS inserted, (SELECT array_agg(id)::text[] FROM usable) AS open`;
 
-/** The final outcomes of a batch with their hold commands (writeFinals): typed arrays, prepared, as the claim. */
+/**
+ * The final outcomes of a batch with their hold commands (writeFinals): typed arrays, prepared, as the
+ * claim. Each keeps billing's signature of the placement its attempt got (none on an allowance: the
+ * allowance's covers it), for the books cross-check.
+ */
 const FINISH_SQL = `WITH done AS (
    UPDATE text_requests t
-   SET state = x.state::text_request_state, result = x.result, cost = x.cost, error = x.error, completed_at = now(), updated_at = now()
-   FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::uuid[], $9::text[], $10::text[])
-     AS x(id, owner_id, attempts, state, result, cost, error, message_id, routing_key, payload)
+   SET state = x.state::text_request_state, result = x.result, cost = x.cost, error = x.error, completed_at = now(), updated_at = now(),
+       grant_signature = COALESCE(x.grant_signature, t.grant_signature)
+   FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::uuid[], $9::text[], $10::text[], $11::text[])
+     AS x(id, owner_id, attempts, state, result, cost, error, message_id, routing_key, payload, grant_signature)
    WHERE t.id = x.id AND t.state = 'reserving' AND t.owner_id IS NOT DISTINCT FROM x.owner_id AND t.attempts = x.attempts
    RETURNING t.id, x.message_id, x.routing_key, x.payload
  ), sent AS (
@@ -327,27 +346,15 @@ type SqlRow = PgRow<TextRequest>;
 
 function fromSql(row: SqlRow): TextRecord {
   return {
-    id: row.id,
-    keyId: row.key_id,
-    userId: row.user_id,
-    organizationId: row.organization_id,
+    ...ownedRecordOf(row),
     endpoint: row.endpoint as TextRecord["endpoint"],
-    idempotencyKey: row.idempotency_key,
-    requestId: row.request_id,
-    fingerprint: row.fingerprint,
-    model: row.model,
+    operation: "text",
     plan: JSON.parse(row.plan) as TextPlan,
-    estimatedCost: toMicrorub(row.estimated_cost),
-    holdId: row.hold_id,
     allowanceId: row.allowance_id,
     state: row.state,
     result: row.result === null ? null : (JSON.parse(row.result) as TextResult),
     cost: row.cost === null ? null : toMicrorub(row.cost),
     error: row.error === null ? null : (JSON.parse(row.error) as StoredError),
-    attempts: row.attempts,
     provider: row.provider,
-    ownerId: row.owner_id,
-    nextAttemptAt: row.next_attempt_at,
-    createdAt: row.created_at,
   };
 }

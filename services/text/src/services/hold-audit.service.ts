@@ -6,7 +6,8 @@ import type {
   UnknownAllowancesRequest,
   UnknownAllowancesResponse,
 } from "@meter/contracts";
-import { answerFinalHolds, answerHoldAudit } from "@meter/service-clients";
+import { HoldOwnerAudit } from "@meter/hold-client";
+import { holdResolutionOf, type TextRecord } from "../domain/text-record";
 import type { AllowanceRepository } from "../repositories/allowance.repository";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 
@@ -19,29 +20,23 @@ import type { TextRequestRepository } from "../repositories/text-request.reposit
  * so billing returns it (docs/api.md, "Allowances").
  */
 export class HoldAuditService {
+  private readonly requests: HoldOwnerAudit<TextRecord>;
+
   constructor(
-    private readonly repo: TextRequestRepository,
+    repo: Pick<TextRequestRepository, "findMany" | "finalHolds">,
     private readonly allowances: Pick<AllowanceRepository, "existing" | "closeUnknown">,
     /** The database's restore point (restorePointOf): null unless it was restored from a backup. */
-    private readonly restorePoint: () => Promise<Date | null>,
-  ) {}
+    restorePoint: () => Promise<Date | null>,
+  ) {
+    this.requests = new HoldOwnerAudit(repo, holdResolutionOf, restorePoint);
+  }
 
   async audit(request: HoldAuditRequest): Promise<HoldAuditVerdict[]> {
     // An allowance's owner_ref is its own id, which is also its hold id.
     const allowances = new Map(
       (await this.allowances.existing(request.holds.filter((h) => h.owner_ref === h.hold_id).map((h) => h.hold_id))).map((a) => [a.id, a.closedWith]),
     );
-    const requests = await answerHoldAudit(
-      { ...request, holds: request.holds.filter((h) => !allowances.has(h.hold_id)) },
-      (ids) => this.repo.findMany(ids),
-      (r) =>
-        r.state === "completed"
-          ? { status: "settle", amount_microrub: r.cost ?? 0 }
-          : r.state === "failed"
-            ? { status: "release", reason: "the request failed; nothing charged" }
-            : { status: "pending" },
-      await this.restorePoint(),
-    );
+    const requests = await this.requests.audit({ ...request, holds: request.holds.filter((h) => !allowances.has(h.hold_id)) });
     const byHold = new Map(requests.map((v) => [v.hold_id, v]));
     return request.holds.map((h): HoldAuditVerdict => {
       if (!allowances.has(h.hold_id)) return byHold.get(h.hold_id)!;
@@ -63,6 +58,6 @@ export class HoldAuditService {
 
   /** The books cross-check: final records, a page at a time, as the holds they settled or released. */
   async finalHolds(request: FinalHoldsRequest): Promise<FinalHoldsResponse> {
-    return answerFinalHolds(request, (after, limit) => this.repo.finalHolds(after, limit), await this.restorePoint());
+    return this.requests.finalHolds(request);
   }
 }

@@ -1,5 +1,5 @@
 import type { ChatQuoteRequest } from "@meter/contracts";
-import type { UpstreamKeys } from "../providers/provider";
+import type { UpstreamKeys } from "@meter/upstreams";
 import { TextErrors } from "../errors";
 import { normalizeQuote, planText, type CatalogView } from "./text-plan";
 

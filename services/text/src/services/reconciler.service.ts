@@ -1,4 +1,6 @@
-import { PeriodicPass, type Logger } from "@meter/service-kit";
+import { OwnerReconciler } from "@meter/hold-client";
+import type { Logger } from "@meter/service-kit";
+import type { TextRecord } from "../domain/text-record";
 import type { AllowanceRepository } from "../repositories/allowance.repository";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 import type { TextRunner } from "./text-runner";
@@ -24,7 +26,7 @@ export interface ReconcilerOptions {
  * The heartbeat has its own timer, so a slow pass never makes this process look dead.
  */
 export class Reconciler {
-  private readonly passes: PeriodicPass;
+  private readonly passes: OwnerReconciler<TextRecord>;
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -34,12 +36,16 @@ export class Reconciler {
     private readonly logger: Logger,
     private readonly opts: ReconcilerOptions,
   ) {
-    this.passes = new PeriodicPass(() => this.takeUpDue(), {
-      name: "reconciler pass",
-      intervalMs: opts.intervalMs,
+    this.passes = new OwnerReconciler<TextRecord>(
+      {
+        due: (limit) => repo.due(opts.workerId, opts.staleMs, limit),
+        takeUp: (record) => this.takeUp(record),
+        afterPass: () => this.closeStaleAllowances(),
+        purge: () => this.purge(),
+      },
       logger,
-      upkeep: { everyMs: 3_600_000, run: () => this.purge() },
-    });
+      { intervalMs: opts.intervalMs, ...(opts.batch ? { batch: opts.batch } : {}) },
+    );
   }
 
   async start(): Promise<void> {
@@ -62,35 +68,33 @@ export class Reconciler {
 
   /** One pass; returns how many records it took up. Exposed for tests. */
   tick(): Promise<number> {
-    return this.passes.runOnce();
+    return this.passes.tick();
   }
 
-  private async takeUpDue(): Promise<number> {
-    const due = await this.repo.due(this.opts.workerId, this.opts.staleMs, this.opts.batch ?? 50);
-    let taken = 0;
-    for (const record of due) {
-      if (this.runner.isActive(record.id)) continue;
-      const mine = await this.repo.update(record, {
-        ownerId: this.opts.workerId,
-        attempts: record.attempts + 1,
-        nextAttemptAt: new Date(Date.now() + this.opts.leaseMs),
-      });
-      if (!mine) continue;
-      if (record.ownerId !== this.opts.workerId) {
-        this.logger.warn({ request: record.id, previousOwner: record.ownerId }, "taking over a request of a stopped process");
-      }
-      taken++;
-      this.runner.drive(mine).catch((e: unknown) => this.logger.error({ err: e, request: record.id }, "text attempt failed"));
+  private async takeUp(record: TextRecord): Promise<boolean> {
+    if (this.runner.isActive(record.id)) return false;
+    const mine = await this.repo.update(record, {
+      ownerId: this.opts.workerId,
+      attempts: record.attempts + 1,
+      nextAttemptAt: new Date(Date.now() + this.opts.leaseMs),
+    });
+    if (!mine) return false;
+    if (record.ownerId !== this.opts.workerId) {
+      this.logger.warn({ request: record.id, previousOwner: record.ownerId }, "taking over a request of a stopped process");
     }
+    this.runner.drive(mine).catch((e: unknown) => this.logger.error({ err: e, request: record.id }, "text attempt failed"));
+    return true;
+  }
+
+  private async closeStaleAllowances(): Promise<void> {
     const stale = await this.allowances.closingOfStale(this.opts.staleMs);
     if (stale > 0) this.logger.warn({ allowances: stale }, "closing the allowances of a stopped process");
     await this.allowances.closeSettled();
-    return taken;
   }
 
-  private async purge(): Promise<void> {
+  private async purge(): Promise<number> {
     const purged = await this.repo.purge(this.opts.retentionMs);
-    if (purged) this.logger.info({ purged }, "purged idempotency records past retention");
     await this.allowances.purge(this.opts.retentionMs);
+    return purged;
   }
 }

@@ -1,6 +1,6 @@
 import { providerIdOf, providersOf, type CatalogModel, type TextModelProviders, type TextRequestView } from "@meter/contracts";
 import { AppError } from "@meter/service-kit";
-import type { ProviderState } from "../providers/routing/provider-health";
+import type { ProviderState } from "@meter/upstreams";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 
 export interface RoutingViewDeps {

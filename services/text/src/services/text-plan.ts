@@ -1,6 +1,6 @@
 import { providersOf, type ChatQuoteRequest, type CatalogModel, type MessagesRequest, type ResponsesRequest } from "@meter/contracts";
 import type { TextEndpoint, TextPlan } from "../domain/text-record";
-import type { ProviderRequest, UpstreamKeys } from "../providers/provider";
+import type { ChatRequest, UpstreamKeys } from "@meter/upstreams";
 import { TextErrors } from "../errors";
 import { costOf, estimateInputTokens } from "./pricing";
 
@@ -12,7 +12,7 @@ function textOf(content: Content | { type: string; text: string }[]): string {
 
 export interface NormalizedText {
   system?: string;
-  messages: ProviderRequest["messages"];
+  messages: ChatRequest["messages"];
   maxTokens: number;
   temperature?: number;
 }
@@ -29,7 +29,7 @@ export function normalizeMessages(body: MessagesRequest): NormalizedText {
 /** Responses input: `instructions` and system/developer items become the system text. */
 export function normalizeResponses(body: ResponsesRequest, defaultMaxTokens: number): NormalizedText {
   const system: string[] = body.instructions !== undefined ? [body.instructions] : [];
-  const messages: ProviderRequest["messages"] = [];
+  const messages: ChatRequest["messages"] = [];
   if (typeof body.input === "string") {
     messages.push({ role: "user", text: body.input });
   } else {

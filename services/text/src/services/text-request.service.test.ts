@@ -1,10 +1,12 @@
 import type { CatalogModel, KeyIdentity } from "@meter/contracts";
 import { AppError, createLogger } from "@meter/service-kit";
 import type { TextRecord } from "../domain/text-record";
-import { Refused, type TextRunner } from "./text-runner";
+import { holdRequestOf, Refused } from "@meter/hold-client";
+import { withHoldCommand } from "../domain/final-command";
+import type { TextRunner } from "./text-runner";
 import { TextRequestService, type TextRequestDeps } from "./text-request.service";
 import { normalizeMessages } from "./text-plan";
-import { FakeAllowances, FakeBilling, FakeTextRepository, tariff } from "./text-ports.fake";
+import { FakeAllowances, FakeBilling, FakeTextRepository, tariff } from "../../test/support/text-ports.fake";
 
 /**
  * Accepting a request (text-request.service.ts), with fakes at its ports: where its hold is placed (an
@@ -31,20 +33,29 @@ const body = { model: "m", max_tokens: 100, messages: [{ role: "user" as const, 
 const ESTIMATE = 314;
 
 /** A runner that answers what the test says (by default: completes the record), and records what it was asked to drive. */
-class FakeRunner implements Pick<TextRunner, "drive" | "isActive"> {
+class FakeRunner implements Pick<TextRunner, "drive" | "isActive" | "place"> {
   readonly driven: { record: TextRecord; placement: boolean }[] = [];
   active = false;
   outcome: (r: TextRecord) => Promise<TextRecord> = async (r) => {
-    await this.repo.finish({
-      record: r,
-      state: "completed",
-      result: { text: "hi", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } },
-      cost: 25,
-    });
+    await this.repo.finish(
+      withHoldCommand({
+        record: r,
+        state: "completed",
+        result: { text: "hi", stop_reason: "end_turn", usage: { input_tokens: 1, output_tokens: 1 } },
+        cost: 25,
+      }),
+    );
     return (await this.repo.find(r.id))!;
   };
 
-  constructor(private readonly repo: FakeTextRepository) {}
+  constructor(
+    private readonly repo: FakeTextRepository,
+    private readonly billing: FakeBilling,
+  ) {}
+
+  place(record: Parameters<TextRunner["place"]>[0]): ReturnType<TextRunner["place"]> {
+    return this.billing.placeHold(holdRequestOf("text", record));
+  }
 
   drive(record: TextRecord, opts: { placement?: Promise<unknown> } = {}): Promise<TextRecord> {
     this.driven.push({ record, placement: opts.placement !== undefined });
@@ -59,7 +70,7 @@ class FakeRunner implements Pick<TextRunner, "drive" | "isActive"> {
 function setup(over: Partial<TextRequestDeps> = {}) {
   const repo = new FakeTextRepository();
   const billing = new FakeBilling();
-  const runner = new FakeRunner(repo);
+  const runner = new FakeRunner(repo, billing);
   const service = new TextRequestService({
     repo,
     runner,

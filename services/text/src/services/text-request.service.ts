@@ -1,19 +1,20 @@
 import type { Allocator } from "@meter/allowances";
 import type { Hold, KeyIdentity } from "@meter/contracts";
+import { Refused } from "@meter/hold-client";
 import type { BillingClient } from "@meter/service-clients";
 import { fingerprintOf, idempotencyRecordId, requireIdempotencyKey, type Logger } from "@meter/service-kit";
 import type { NewTextRecord, TextEndpoint, TextRecord } from "../domain/text-record";
 import { TextErrors } from "../errors";
-import type { UpstreamKeys } from "../providers/provider";
+import type { UpstreamKeys } from "@meter/upstreams";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
-import { claimOnAllowance } from "./allowance-rule";
+import { claimOnAllowance } from "../domain/allowance-rule";
 import { planText, type CatalogView, type NormalizedText } from "./text-plan";
-import { Refused, type TextRunner } from "./text-runner";
+import type { TextRunner } from "./text-runner";
 
 export interface TextRequestDeps {
   repo: Pick<TextRequestRepository, "claim">;
-  runner: Pick<TextRunner, "drive" | "isActive">;
-  billing: Pick<BillingClient, "placeHold" | "release">;
+  runner: Pick<TextRunner, "drive" | "isActive" | "place">;
+  billing: Pick<BillingClient, "release">;
   /** This process's allowances; none when ALLOWANCES=off (every request places its own hold in billing). */
   allowances?: Pick<Allocator, "take" | "giveBack">;
   catalog: CatalogView;
@@ -66,6 +67,7 @@ export class TextRequestService {
       userId: input.identity.user_id,
       organizationId: input.identity.organization_id,
       endpoint: input.endpoint,
+      operation: "text",
       idempotencyKey: key,
       requestId: input.requestId,
       fingerprint,
@@ -81,15 +83,7 @@ export class TextRequestService {
     const onAllowance = this.deps.allowances ? await claimOnAllowance(this.deps.allowances, this.deps.repo, record) : undefined;
     if (onAllowance) return this.proceed(onAllowance, fingerprint, undefined);
 
-    const placement: Promise<Hold> = this.deps.billing.placeHold({
-      hold_id: id,
-      key_id: input.identity.key_id,
-      amount_microrub: plan.estimatedCost,
-      operation: "text",
-      model: input.model,
-      source: "text",
-      owner_ref: id,
-    });
+    const placement: Promise<Hold> = this.deps.runner.place(record);
     // Observed by the runner, or not at all (a duplicate): never an unhandled rejection.
     placement.catch(() => undefined);
     const claimed = await this.deps.repo.claim(record);

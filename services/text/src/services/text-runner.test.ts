@@ -1,9 +1,10 @@
 import { BillingUnreachable } from "@meter/service-clients";
 import { AppError, createLogger } from "@meter/service-kit";
 import type { NewTextRecord, TextRecord } from "../domain/text-record";
-import { UpstreamError } from "../providers/provider";
-import { Refused, TextRunner, type RunnerDeps } from "./text-runner";
-import { FakeAllowances, FakeBilling, FakeProvider, FakeTextRepository, newTextRecord } from "./text-ports.fake";
+import { UpstreamError } from "@meter/upstreams";
+import { Refused } from "@meter/hold-client";
+import { TextRunner, type RunnerDeps } from "./text-runner";
+import { FakeAllowances, FakeBilling, FakeProvider, FakeTextRepository, newTextRecord } from "../../test/support/text-ports.fake";
 
 /**
  * Every branch of one attempt (text-runner.ts), with fakes at its ports: what ends final, what is
@@ -87,19 +88,18 @@ describe("TextRunner: the hold", () => {
     expect(billing.released).toEqual([]);
   });
 
-  it("refused on a later attempt: the id is released first (a tombstone) so an earlier placement never lands; a failed release parks", async () => {
-    const { runner, billing, repo, claim } = setup();
+  it("refused on a later attempt: failed with billing's error, its hold id released in the final commit, never forgotten", async () => {
+    const { runner, billing, repo, kicks, claim } = setup();
     const r = await claim({ attempts: 2 });
-    billing.placements.push(refusal(), refusal());
-    billing.failReleases = 1;
-    const parked = await runner.drive(r);
-    expect(parked.state).toBe("reserving");
-    expect(parkedFor(parked)).toBeGreaterThan(1_000);
+    billing.placements.push(refusal());
+    const done = await runner.drive(r);
+    expect(done).toMatchObject({ state: "failed", error: { code: "insufficient_balance", message: "not enough money; nothing was charged" } });
     expect(repo.forgotten).toEqual([]);
-
-    await expect(runner.drive(parked)).rejects.toBeInstanceOf(Refused);
-    expect(billing.released).toEqual([{ holdId: r.id, reason: "refused; nothing reserved" }]);
-    expect(repo.forgotten).toEqual([r.id]);
+    // The release travels with the final state (a tombstone for the id), not as a call of its own.
+    expect(billing.released).toEqual([]);
+    expect(repo.finals).toEqual([expect.objectContaining({ state: "failed", releaseReason: "hold refused (insufficient_balance); nothing charged" })]);
+    expect(repo.finals[0]!.command.params[1]).toBe("billing.hold.release");
+    expect(kicks.outbox).toBe(1);
   });
 
   it("refused with room on an allowance of this process: moved onto it under a fresh hold id and run there", async () => {
@@ -143,7 +143,7 @@ describe("TextRunner: the hold", () => {
     const { runner, billing, claim } = setup({ allowances });
     const r = await claim({ attempts: 2 });
     billing.placements.push(refusal());
-    await expect(runner.drive(r)).rejects.toBeInstanceOf(Refused);
+    expect(await runner.drive(r)).toMatchObject({ state: "failed", allowanceId: null });
     expect(allowances.room).toBe(1_000);
   });
 

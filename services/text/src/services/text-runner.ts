@@ -1,20 +1,20 @@
-import { randomUUID } from "node:crypto";
 import type { Hold, Provider } from "@meter/contracts";
-import { placementOf, type BillingClient } from "@meter/service-clients";
+import { HoldReservation, Refused } from "@meter/hold-client";
+import type { BillingClient } from "@meter/service-clients";
 import type { Allocator } from "@meter/allowances";
 import type { AppError, Logger } from "@meter/service-kit";
-import type { FinalOutcome, StoredError, TextRecord, TextResult } from "../domain/text-record";
-import type { ProviderResult, TextProvider, UpstreamError } from "../providers/provider";
-import { UpstreamRouter, type RouterDeps } from "../providers/routing/upstream-router";
+import { moveOntoAllowance } from "../domain/allowance-rule";
+import { withHoldCommand } from "../domain/final-command";
+import type { FinalOutcome, NewTextRecord, StoredError, TextRecord, TextResult } from "../domain/text-record";
+import { describeUpstreamFailure, UpstreamRouter, type ChatProvider, type ChatResult, type Route, type RouterDeps } from "@meter/upstreams";
 import type { TextRequestRepository } from "../repositories/text-request.repository";
 import { TextErrors } from "../errors";
-import { moveOntoAllowance } from "./allowance-rule";
 import { chargeOf } from "./pricing";
 
 export interface RunnerDeps {
-  repo: Pick<TextRequestRepository, "finish" | "find" | "update" | "forget" | "moveToAllowance" | "route">;
+  repo: Pick<TextRequestRepository, "finish" | "find" | "update" | "moveHold" | "forget" | "moveToAllowance" | "route">;
   billing: Pick<BillingClient, "placeHold" | "release">;
-  providerFor: (provider: Provider) => TextProvider;
+  providerFor: (provider: Provider) => ChatProvider;
   logger: Logger;
   upstreamTimeoutMs: number;
   /** Wakes the outbox relay after a final outcome (and its hold command) was committed. */
@@ -31,13 +31,6 @@ export interface RunnerDeps {
   allowances?: Pick<Allocator, "takeIfRoom" | "giveBack" | "whenGranted">;
 }
 
-/** Thrown out of drive() when billing refuses the hold: nothing is reserved and the record is gone. */
-export class Refused extends Error {
-  constructor(readonly error: AppError) {
-    super(error.message);
-  }
-}
-
 /** Back-off caps: billing coming back should finish parked requests within seconds; an upstream gets longer. */
 const BILLING_BACKOFF_CAP_MS = 5_000;
 const UPSTREAM_BACKOFF_CAP_MS = 300_000;
@@ -47,9 +40,10 @@ const UPSTREAM_BACKOFF_CAP_MS = 300_000;
  *
  *   reserving --(hold placed, upstream answered)--> completed  + billing.hold.settle   (one commit)
  *             --(upstream refused or failed)-------> failed     + billing.hold.release  (one commit)
- *             --(billing refused the hold)---------> forgotten (nothing reserved; the key may be used again)
+ *             --(billing refused the hold)---------> as @meter/hold-client's HoldReservation says: forgotten on
+ *                                                    the request's own attempt, failed on a later one
  *
- * An attempt places the hold (idempotent on its id) and calls the upstream once. Whatever goes wrong
+ * An attempt places the hold (idempotent on its id; HoldReservation) and calls the upstream once. Whatever goes wrong
  * in it, of whatever kind, ends the attempt: the record is parked with a back-off and taken up again
  * by the reconciler, which starts the next attempt. Attempts are counted in the record before the
  * upstream is called (the claim writes 1, each take-over adds one), so a paid upstream is called at
@@ -59,13 +53,23 @@ const UPSTREAM_BACKOFF_CAP_MS = 300_000;
  */
 export class TextRunner {
   private readonly active = new Map<string, Promise<TextRecord>>();
-  private readonly answered = new Map<string, { result: TextResult; cost: number; upstreamMs?: number }>();
+  private readonly answered = new Map<string, Kept>();
 
   private readonly router: UpstreamRouter;
+  private readonly reservation: HoldReservation<TextRecord>;
 
   constructor(private readonly deps: RunnerDeps) {
+    const { allowances } = deps;
+    this.reservation = new HoldReservation<TextRecord>({
+      source: "text",
+      billing: deps.billing,
+      logger: deps.logger,
+      unavailable: () => TextErrors.billingUnavailable(),
+      store: deps.repo,
+      fail: async (r, refusal) => ((await this.commit(refusedOutcome(r, refusal))) ? { ...r, state: "failed", error: refusedError(refusal) } : undefined),
+      ...(allowances ? { divert: (r: TextRecord) => moveOntoAllowance(allowances, deps.repo, deps.logger, r) } : {}),
+    });
     this.router = new UpstreamRouter({
-      providerFor: deps.providerFor,
       retryDelaysMs: deps.upstreamRetryDelaysMs,
       logger: deps.logger,
       ...(deps.routing ?? {}),
@@ -113,27 +117,35 @@ export class TextRunner {
     if (r.attempts > this.deps.maxAttempts) return this.giveUp(r, kept);
     if (kept) return this.finish({ record: r, state: "completed", ...kept });
 
-    // A hold placed on an allowance is in this database already, committed with the claim.
+    // A hold placed on an allowance is in this database already, committed with the claim (the
+    // allowance's signature covers it); a per-request hold's signature goes with the final outcome.
+    let grantSignature: string | undefined;
     if (r.allowanceId === null) {
-      const placed = await placementOf(placement ?? this.place(r));
-      switch (placed.kind) {
-        case "id_used_up":
-          return this.reserveAnew(r, placed.why);
-        case "refused":
-          return this.refuse(r, placed.error);
-        case "unreachable":
-          // Never delivered on the first attempt: nothing can be held, so the client may simply be told.
-          if (placed.error.delivery === "not_delivered" && r.attempts === 1) return this.refuse(r, TextErrors.billingUnavailable());
-          return this.park(r, BILLING_BACKOFF_CAP_MS);
+      const reserved = await this.reservation.reserve(r, placement);
+      switch (reserved.kind) {
+        case "pending":
+          return this.park(reserved.record, BILLING_BACKOFF_CAP_MS);
+        case "final":
+        case "moved":
+          return reserved.record;
         case "held":
+          r = reserved.record;
+          grantSignature = reserved.hold?.grant_signature;
           break;
       }
     }
 
     const calledAt = performance.now();
-    const sent = await this.router.send(r.plan, r.provider, {
+    const { plan } = r;
+    const sent = await this.router.send(routeOf(plan), r.provider, {
       timeoutMs: this.deps.upstreamTimeoutMs,
       pin: (provider, refused) => this.deps.repo.route(r, provider, refused),
+      // A model with several providers names its model per provider; its only provider's is in the plan.
+      call: (provider, timeoutMs) =>
+        this.deps
+          .providerFor(provider)
+          .complete(plan.providers ? { ...plan.request, model: provider.upstream_model ?? plan.model } : plan.request, { timeoutMs }),
+      usedTokens: (answer) => (answer.usage ? answer.usage.input_tokens + answer.usage.output_tokens : undefined),
     });
     switch (sent.kind) {
       case "moved":
@@ -146,7 +158,7 @@ export class TextRunner {
         // Refused, not reached, or still failing: nothing ran, so nothing is charged.
         this.deps.logger.warn({ request: r.id, err: sent.error, refused: sent.refused }, "upstream call failed; releasing the hold");
         if (r.plan.providers && sent.refused.length > 0) await this.deps.repo.route(r, sent.refused.at(-1)!, sent.refused);
-        return this.finish(failure(r, upstreamError(describeFailure(sent.error)), "upstream failed"));
+        return this.finish({ ...failure(r, upstreamError(describeUpstreamFailure(sent.error)), "upstream failed"), grantSignature });
       case "answered":
         break;
     }
@@ -154,15 +166,15 @@ export class TextRunner {
     const result = toTextResult(r, answer);
     const cost = chargeOf(r.plan.tariff, result.usage.input_tokens, result.usage.output_tokens, r.estimatedCost);
     const upstreamMs = performance.now() - calledAt;
-    this.answered.set(r.id, { result, cost, upstreamMs });
-    return this.finish({ record: r, state: "completed", result, cost, upstreamMs });
+    this.answered.set(r.id, { result, cost, upstreamMs, grantSignature });
+    return this.finish({ record: r, state: "completed", result, cost, upstreamMs, grantSignature });
   }
 
   /**
    * Out of attempts: the request fails and its hold is released, so no money stays locked. An answer
    * we hold but could not store is tried once more; the customer is not charged for one never delivered.
    */
-  private async giveUp(r: TextRecord, kept: { result: TextResult; cost: number; upstreamMs?: number } | undefined): Promise<TextRecord> {
+  private async giveUp(r: TextRecord, kept: Kept | undefined): Promise<TextRecord> {
     if (kept) {
       try {
         return await this.finish({ record: r, state: "completed", ...kept });
@@ -175,59 +187,26 @@ export class TextRunner {
     return this.finish(failure(r, upstreamError(`the upstream did not answer usably in ${this.deps.maxAttempts} attempts`), "gave up"));
   }
 
-  private place(r: TextRecord): Promise<Hold> {
-    return this.deps.billing.placeHold({
-      hold_id: r.holdId,
-      key_id: r.keyId,
-      amount_microrub: r.estimatedCost,
-      operation: "text",
-      model: r.model,
-      source: "text",
-      owner_ref: r.id,
-    });
+  /** The placement of the record's own hold, which the request path starts alongside its claim. */
+  place(r: NewTextRecord): Promise<Hold> {
+    return this.reservation.place(r);
   }
 
-  /** Commits the final outcome with its hold command; the relay takes the command to billing. */
+  /** Commits the final outcome with its hold command; the record as it now is. */
   private async finish(outcome: FinalOutcome): Promise<TextRecord> {
     const r = outcome.record;
-    const done = await this.deps.repo.finish(outcome);
-    this.answered.delete(r.id);
-    if (!done) return (await this.deps.repo.find(r.id)) ?? r;
-    this.deps.onOutbox();
+    if (!(await this.commit(outcome))) return this.current(r);
     return outcome.state === "completed"
       ? { ...r, state: "completed", result: outcome.result, cost: outcome.cost }
       : { ...r, state: "failed", error: outcome.error };
   }
 
-  /**
-   * Billing refused the hold (balance, budget, revoked key): nothing is reserved and the record is
-   * forgotten, so the key can be used again. If an earlier attempt's placement had an unknown outcome,
-   * it could still land later; its id is released first (a tombstone), so it never can.
-   */
-  private async refuse(r: TextRecord, error: AppError): Promise<TextRecord> {
-    const moved = await moveOntoAllowance(this.deps.allowances, this.deps.repo, this.deps.logger, r);
-    if (moved === "unknown") return this.park(r, BILLING_BACKOFF_CAP_MS);
-    if (moved) return this.run(moved, undefined);
-    if (r.attempts > 1 || r.holdId !== r.id) {
-      try {
-        await this.deps.billing.release(r.holdId, "refused; nothing reserved");
-      } catch (e) {
-        // Not yet safe to forget: the next attempt places (and is refused, or held) again.
-        this.deps.logger.warn({ err: e, request: r.id }, "could not release a refused request's hold id; parked");
-        return this.park(r, BILLING_BACKOFF_CAP_MS);
-      }
-    }
-    await this.deps.repo.forget(r);
-    throw new Refused(error);
-  }
-
-  /** Moves the record to a fresh hold id and places that one, within the same attempt. */
-  private async reserveAnew(r: TextRecord, why: string): Promise<TextRecord> {
-    this.deps.logger.warn({ request: r.id, hold: r.holdId }, `${why}; reserving under a new hold id`);
-    if (r.holdId === r.id) await this.deps.billing.release(r.holdId, "replaced by a new hold id").catch(() => undefined);
-    const moved = await this.deps.repo.update(r, { holdId: randomUUID() });
-    if (!moved) return this.current(r);
-    return this.run(moved, undefined);
+  /** The outcome and its hold command in one commit; the relay takes the command to billing. False: the record moved on. */
+  private async commit(outcome: FinalOutcome): Promise<boolean> {
+    const done = await this.deps.repo.finish(withHoldCommand(outcome));
+    this.answered.delete(outcome.record.id);
+    if (done) this.deps.onOutbox();
+    return done;
   }
 
   /**
@@ -247,8 +226,30 @@ export class TextRunner {
   }
 }
 
+/** A plan's providers as routed, and its estimate as counted against a provider's tpm cap. */
+function routeOf(plan: TextRecord["plan"]): Route {
+  return { providers: plan.providers ?? [plan.provider], tokens: plan.inputTokensEstimate + plan.request.maxTokens };
+}
+
+/** An upstream answer received but not yet stored, with the signature of the placement it was paid under. */
+interface Kept {
+  result: TextResult;
+  cost: number;
+  upstreamMs?: number;
+  grantSignature?: string | undefined;
+}
+
 function failure(r: TextRecord, error: StoredError, releaseReason: string): FinalOutcome {
   return { record: r, state: "failed", error, releaseReason: `${releaseReason}; nothing charged` };
+}
+
+/** Billing refused the hold at a later attempt: the request's final answer is billing's refusal. */
+function refusedOutcome(r: TextRecord, refusal: AppError): FinalOutcome {
+  return failure(r, refusedError(refusal), `hold refused (${refusal.code})`);
+}
+
+function refusedError(refusal: AppError): StoredError {
+  return { code: refusal.code, message: `${refusal.message}; nothing was charged` };
 }
 
 /** A failed upstream call as the client sees it: what kind of failure, never the upstream's own words. */
@@ -256,18 +257,11 @@ function upstreamError(detail: string): StoredError {
   return { code: "upstream_error", message: `${detail}; nothing was charged` };
 }
 
-function describeFailure(err: UpstreamError): string {
-  // An upstream refusing our own credentials is our configuration, not the customer's business.
-  if (err.status === 401 || err.status === 403) return "the upstream refused this service's credentials";
-  if (err.status) return `the upstream answered ${err.status}`;
-  return "the upstream could not be reached";
-}
-
 /**
  * The result as charged. Usage the upstream did not report (or reported nonsensically) is estimated
  * from what we know: our conservative input count, and the answer's bytes capped at max tokens.
  */
-function toTextResult(r: TextRecord, result: ProviderResult): TextResult {
+function toTextResult(r: TextRecord, result: ChatResult): TextResult {
   const usage = result.usage ?? {
     input_tokens: r.plan.inputTokensEstimate,
     output_tokens: Math.min(Buffer.byteLength(result.text, "utf8"), r.plan.request.maxTokens),

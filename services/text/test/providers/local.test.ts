@@ -1,10 +1,10 @@
 import { createProvider } from "../../src/providers";
 const NO_KEYS = { get: () => undefined };
 import { LOCAL_SLEEP_CAP_MS, localAnswer, localSleepMs } from "../../src/providers/local/local-model";
-import { UpstreamError, type ProviderRequest } from "../../src/providers/provider";
+import { UpstreamError, type ChatRequest } from "@meter/upstreams";
 
 const local = createProvider({ kind: "local" }, NO_KEYS);
-const req = (text: string, extra: Partial<ProviderRequest> = {}): ProviderRequest => ({
+const req = (text: string, extra: Partial<ChatRequest> = {}): ChatRequest => ({
   model: "meter-local-echo",
   messages: [{ role: "user", text }],
   maxTokens: 100,

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { useT } from "../i18n/locale";
 
 /** A destructive action in two steps, with no modal: the first press asks, the second does it. */
 export function ConfirmButton({
@@ -15,6 +16,7 @@ export function ConfirmButton({
   onConfirm: () => Promise<void>;
   disabled?: boolean;
 }) {
+  const t = useT();
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
   if (!asking) {
@@ -42,7 +44,7 @@ export function ConfirmButton({
         {confirmLabel}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
-        Cancel
+        {t.common.cancel}
       </button>
     </span>
   );

@@ -1,7 +1,9 @@
 import { useState } from "preact/hooks";
+import { useT } from "../i18n/locale";
 
 /** Copies `text` to the clipboard; where the browser refuses, the text is selected for Ctrl+C instead. */
-export function CopyButton({ text, label = "Copy", targetId }: { text: string; label?: string; targetId?: string }) {
+export function CopyButton({ text, label, targetId }: { text: string; label?: string; targetId?: string }) {
+  const t = useT();
   const [state, setState] = useState<"idle" | "copied" | "select">("idle");
   const copy = async () => {
     try {
@@ -16,10 +18,10 @@ export function CopyButton({ text, label = "Copy", targetId }: { text: string; l
   return (
     <span class="copy">
       <button type="button" onClick={() => void copy()}>
-        {label}
+        {label ?? t.secret.copy}
       </button>
       <span role="status" class="copy-status">
-        {state === "copied" ? "Copied" : state === "select" ? "Selected: press Ctrl+C" : ""}
+        {state === "copied" ? t.secret.copied : state === "select" ? t.secret.selected : ""}
       </span>
     </span>
   );

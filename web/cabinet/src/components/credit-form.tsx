@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks";
 import type { AdminOrganization } from "@meter/contracts";
 import { api } from "../api";
-import { exactRubles, formatRubles, parseRubles } from "../lib/money";
+import { exactRubleDigits, formatRubles, parseRubles } from "../lib/money";
 import { Done, ErrorNotice } from "./notice";
 import { OrganizationSelect } from "./organization-select";
+import { useI18n } from "../i18n/locale";
 
 type Org = Pick<AdminOrganization, "id" | "name">;
 
@@ -13,6 +14,9 @@ type Org = Pick<AdminOrganization, "id" | "name">;
  * choose; on a list, none is chosen until the operator chooses, however many the list holds.
  */
 export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?: Org; onDone: () => void }) {
+  const { t, tag } = useI18n();
+  const c = t.credit;
+  const exact = (m: number) => t.money.exact(exactRubleDigits(m), new Intl.NumberFormat(tag).format(m));
   const [chosen, setOrg] = useState("");
   const org = only?.id ?? chosen;
   const [amount, setAmount] = useState("");
@@ -26,8 +30,8 @@ export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?
   const ask = (e: Event) => {
     e.preventDefault();
     setDone(undefined);
-    if (!org) return setError(new Error("choose the organization to credit"));
-    if (!microrub) return setError(new Error("the amount must be a positive number of rubles, at most six decimals"));
+    if (!org) return setError(new Error(c.chooseOrg));
+    if (!microrub) return setError(new Error(c.badAmount));
     setError(undefined);
     setAsking(true);
   };
@@ -36,7 +40,7 @@ export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?
     setBusy(true);
     api<{ id: number }>("POST", `/admin/organizations/${org}/credits`, { amount_microrub: microrub, reference })
       .then((entry) => {
-        setDone(`Credited ${exactRubles(microrub)} to ${orgName} (ledger entry ${entry.id}).`);
+        setDone(c.credited(exact(microrub), orgName, entry.id));
         setAmount("");
         setReference("");
         onDone();
@@ -45,15 +49,15 @@ export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?
   };
   return (
     <form onSubmit={ask} class="stack card" aria-labelledby="credit-heading">
-      <h2 id="credit-heading">Credit {only ? only.name : "an organization"}</h2>
+      <h2 id="credit-heading">{only ? c.creditNamed(only.name) : c.creditAny}</h2>
       {!only && (
         <label>
-          Organization
-          <OrganizationSelect orgs={orgs} value={org} onChange={(id) => (setOrg(id), setAsking(false))} none="Choose an organization" />
+          {t.layout.organization}
+          <OrganizationSelect orgs={orgs} value={org} onChange={(id) => (setOrg(id), setAsking(false))} none={c.choose} />
         </label>
       )}
       <label>
-        Amount, ₽
+        {c.amount}
         <input
           inputMode="decimal"
           required
@@ -62,9 +66,9 @@ export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?
           aria-describedby="credit-exact"
         />
       </label>
-      <small id="credit-exact">{microrub ? `Exactly ${exactRubles(microrub)}` : "Up to six decimals: 1 ₽ = 1,000,000 microrub."}</small>
+      <small id="credit-exact">{microrub ? c.exactly(exact(microrub)) : c.decimals}</small>
       <label>
-        Reference (invoice, payment id)
+        {c.reference}
         <input
           required
           maxLength={200}
@@ -73,26 +77,24 @@ export function CreditForm({ orgs, only, onDone }: { orgs: readonly Org[]; only?
           aria-describedby="credit-ref"
         />
       </label>
-      <small id="credit-ref">Sending the same reference again does not credit twice.</small>
+      <small id="credit-ref">{c.referenceHelp}</small>
       <ErrorNotice error={error} />
       {done && <Done>{done}</Done>}
       {asking && microrub ? (
         <div class="confirm-credit" role="group" aria-labelledby="credit-question">
-          <p id="credit-question">
-            Credit <strong>{formatRubles(microrub)}</strong> ({exactRubles(microrub)}) to <strong>{orgName}</strong>, reference “{reference}”?
-          </p>
+          <p id="credit-question">{c.question(formatRubles(microrub, tag), exact(microrub), orgName, reference)}</p>
           <span class="confirm">
             <button type="button" class="primary" disabled={busy} ref={(b) => b?.focus()} onClick={credit}>
-              Yes, credit {formatRubles(microrub)}
+              {c.yes(formatRubles(microrub, tag))}
             </button>
             <button type="button" onClick={() => setAsking(false)}>
-              Cancel
+              {t.common.cancel}
             </button>
           </span>
         </div>
       ) : (
         <button type="submit" class="primary">
-          Credit
+          {c.button}
         </button>
       )}
     </form>

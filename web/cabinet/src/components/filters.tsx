@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { useI18n, useT } from "../i18n/locale";
 import { formatLocalDay, localDayPattern, parseLocalDay, userTimeZone } from "../lib/time";
 
 /** A labelled select of a list filter: "" (the first choice) filters nothing. */
@@ -45,10 +46,11 @@ export interface DayFilter {
   clear(): void;
 }
 
-/** A day typed as the browser's language writes dates; `onChange` runs when the chosen day changes. */
-export function useDayFilter(onChange: () => void): DayFilter {
-  const [day, setDay] = useState("");
-  const [text, setText] = useState("");
+/** A day typed as the chosen language writes dates; `onChange` runs when the chosen day changes. */
+export function useDayFilter(onChange: () => void, initial = ""): DayFilter {
+  const { tag } = useI18n();
+  const [day, setDay] = useState(initial);
+  const [text, setText] = useState(initial ? formatLocalDay(initial, tag) : "");
   const [unread, setUnread] = useState(false);
   return {
     day,
@@ -56,12 +58,12 @@ export function useDayFilter(onChange: () => void): DayFilter {
     setText,
     unread,
     choose: () => {
-      const typedDay = text.trim() ? parseLocalDay(text) : "";
+      const typedDay = text.trim() ? parseLocalDay(text, tag) : "";
       setUnread(typedDay === undefined);
       if (typedDay === undefined) return;
       setDay(typedDay);
       onChange();
-      if (typedDay) setText(formatLocalDay(typedDay));
+      if (typedDay) setText(formatLocalDay(typedDay, tag));
     },
     clear: () => {
       setText("");
@@ -73,26 +75,27 @@ export function useDayFilter(onChange: () => void): DayFilter {
 }
 
 /** The day field of a filter bar, and what to type when it cannot be read (`example`: with today as an example). */
-export function DayField({ filter, example }: { filter: DayFilter; example?: boolean }) {
+export function DayField({ filter, example, label, name = "day" }: { filter: DayFilter; example?: boolean; label?: string; name?: string }) {
+  const { t, tag } = useI18n();
+  const errorId = `${name}-error`;
   return (
     <>
       <label>
-        Day ({userTimeZone()})
+        {label ?? t.filters.day(userTimeZone())}
         <input
-          name="day"
+          name={name}
           inputMode="numeric"
-          placeholder={localDayPattern()}
+          placeholder={localDayPattern(tag)}
           aria-invalid={filter.unread}
-          aria-describedby={filter.unread ? "day-error" : undefined}
+          aria-describedby={filter.unread ? errorId : undefined}
           value={filter.text}
           onInput={(e) => filter.setText(e.currentTarget.value)}
           onChange={filter.choose}
         />
       </label>
       {filter.unread && (
-        <small id="day-error" class="field-error">
-          Type a day as {localDayPattern()}
-          {example && `, e.g. ${formatLocalDay(new Date().toISOString().slice(0, 10))}`}.
+        <small id={errorId} class="field-error">
+          {t.errors.badDay(localDayPattern(tag), example ? formatLocalDay(new Date().toISOString().slice(0, 10), tag) : null)}
         </small>
       )}
     </>
@@ -101,9 +104,10 @@ export function DayField({ filter, example }: { filter: DayFilter; example?: boo
 
 /** The CSV of exactly the rows the filter shows. */
 export function CsvLink({ href, title }: { href: string; title: string }) {
+  const t = useT();
   return (
     <a class="button" href={href} download title={title}>
-      Export CSV
+      {t.common.exportCsv}
     </a>
   );
 }

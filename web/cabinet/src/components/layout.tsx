@@ -1,30 +1,33 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "../api";
+import { LOCALES, useI18n } from "../i18n/locale";
+import type { Messages } from "../i18n/messages.en";
 import { userTimeZone } from "../lib/time";
 import { followLink, usePath } from "../router";
 import { useSession, type Me } from "../session";
 import { DateTime } from "./date-time";
 import { ErrorNotice } from "./notice";
 
-const MEMBER_PAGES = [
-  { href: "/cabinet", label: "Overview" },
-  { href: "/cabinet/keys", label: "API keys" },
-  { href: "/cabinet/ledger", label: "Ledger" },
-  { href: "/cabinet/requests", label: "Requests" },
-  { href: "/cabinet/models", label: "Models and prices" },
-  { href: "/cabinet/files", label: "Files and jobs" },
-  { href: "/cabinet/webhooks", label: "Webhooks" },
-  { href: "/cabinet/password", label: "Password" },
+type Page = { href: string; label: keyof Messages["nav"] };
+const MEMBER_PAGES: Page[] = [
+  { href: "/cabinet", label: "overview" },
+  { href: "/cabinet/keys", label: "keys" },
+  { href: "/cabinet/ledger", label: "ledger" },
+  { href: "/cabinet/requests", label: "requests" },
+  { href: "/cabinet/models", label: "models" },
+  { href: "/cabinet/files", label: "files" },
+  { href: "/cabinet/webhooks", label: "webhooks" },
+  { href: "/cabinet/password", label: "password" },
 ];
-const OPERATOR_PAGES = [
-  { href: "/cabinet/operator", label: "Organizations" },
-  { href: "/cabinet/operator/users", label: "Users and invitations" },
-  { href: "/cabinet/operator/catalog", label: "Model catalog" },
-  { href: "/cabinet/operator/holds", label: "Stale holds" },
-  { href: "/cabinet/operator/requests", label: "Requests" },
-  { href: "/cabinet/operator/providers", label: "Upstream providers" },
-  { href: "/cabinet/operator/health", label: "System health" },
+const OPERATOR_PAGES: Page[] = [
+  { href: "/cabinet/operator", label: "organizations" },
+  { href: "/cabinet/operator/users", label: "users" },
+  { href: "/cabinet/operator/catalog", label: "catalog" },
+  { href: "/cabinet/operator/holds", label: "holds" },
+  { href: "/cabinet/operator/requests", label: "requests" },
+  { href: "/cabinet/operator/providers", label: "providers" },
+  { href: "/cabinet/operator/health", label: "health" },
 ];
 
 /** The first page keeps focus where the browser put it; later ones move it to their heading for screen readers. */
@@ -32,14 +35,17 @@ let firstPage = true;
 
 /**
  * Every signed-in page: skip link, navigation, organization switcher (not on pages whose contents are
- * the user's in every organization), who is signed in, the page, the zones in use.
+ * the user's in every organization), the language, who is signed in, the page, the zones in use. On a
+ * phone the header is two short rows (styles.css): the brand, the language and the account's buttons,
+ * then the navigation in one line that scrolls sideways.
  */
 export function Layout({ title, children, switcher = true }: { title: string; children: ComponentChildren; switcher?: boolean }) {
   const { me } = useSession();
+  const { t } = useI18n();
   const path = usePath();
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = `${title} · Meter cabinet`;
+    document.title = t.layout.pageTitle(title);
     if (!firstPage) heading.current?.focus();
     firstPage = false;
   }, [title]);
@@ -47,23 +53,24 @@ export function Layout({ title, children, switcher = true }: { title: string; ch
   return (
     <>
       <a class="skip" href="#main">
-        Skip to content
+        {t.layout.skip}
       </a>
       <header class="top">
         <span class="brand">Meter</span>
-        <nav aria-label="Cabinet">
+        <LanguageSwitch />
+        <Account me={me} />
+        <nav aria-label={t.layout.navigation}>
           <ul>
             {pages.map((p) => (
               <li key={p.href}>
                 <a href={p.href} onClick={followLink} aria-current={path === p.href ? "page" : undefined}>
-                  {p.label}
+                  {t.nav[p.label]}
                 </a>
               </li>
             ))}
           </ul>
         </nav>
         {me.role === "member" && switcher && <OrganizationSwitcher />}
-        <Account me={me} />
       </header>
       <main id="main">
         <h1 tabIndex={-1} ref={heading}>
@@ -72,21 +79,38 @@ export function Layout({ title, children, switcher = true }: { title: string; ch
         {children}
       </main>
       <footer class="zones">
-        Times are shown in your time zone, {userTimeZone()}; hover one for the budget day's zone. Budget days (daily budgets, the spend chart) start at 00:00{" "}
-        {me.budget_timezone}. This session ends <DateTime iso={me.session.expires_at} budgetZone={me.budget_timezone} />.
+        {t.layout.zones(userTimeZone(), me.budget_timezone)} <DateTime iso={me.session.expires_at} budgetZone={me.budget_timezone} />.
       </footer>
     </>
   );
 }
 
+/** The cabinet's language: kept for the person signed in (i18n/locale.tsx). */
+export function LanguageSwitch() {
+  const { locale, setLocale, t } = useI18n();
+  return (
+    <label class="language">
+      <span class="visually-hidden">{t.common.language}</span>
+      <select name="language" value={locale} onChange={(e) => setLocale(e.currentTarget.value as typeof locale)}>
+        {LOCALES.map((l) => (
+          <option key={l.value} value={l.value} lang={l.value}>
+            {l.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function OrganizationSwitcher() {
   const { me, setMe } = useSession();
+  const { t } = useI18n();
   const [error, setError] = useState<unknown>();
   if (me.role !== "member") return null;
-  if (me.organizations.length === 0) return <p class="switcher">No organization yet</p>;
+  if (me.organizations.length === 0) return <p class="switcher">{t.layout.noOrganization}</p>;
   return (
     <div class="switcher">
-      <label for="organization">Organization</label>
+      <label for="organization">{t.layout.organization}</label>
       <select
         id="organization"
         value={me.organization_id ?? ""}
@@ -108,14 +132,15 @@ function OrganizationSwitcher() {
 
 function Account({ me }: { me: Me }) {
   const { signOut } = useSession();
+  const { t } = useI18n();
   return (
     <div class="account">
-      <span class="who">{me.role === "member" ? me.user.email : "Operator"}</span>
+      <span class="who">{me.role === "member" ? me.user.email : t.layout.operator}</span>
       <button type="button" onClick={() => void signOut(false)}>
-        Sign out
+        {t.layout.signOut}
       </button>
-      <button type="button" class="quiet" onClick={() => void signOut(true)} title="Ends every session of yours, in every browser">
-        Sign out everywhere
+      <button type="button" class="quiet" onClick={() => void signOut(true)} title={t.layout.signOutEverywhereTitle}>
+        {t.layout.signOutEverywhere}
       </button>
     </div>
   );

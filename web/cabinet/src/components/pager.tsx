@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { useT } from "../i18n/locale";
 
 export interface Pages {
   /** Where the shown page starts (the first page has none). */
@@ -42,15 +43,16 @@ export function Pager({
   next: string | null | undefined;
   optional?: boolean;
 }) {
+  const t = useT();
   if (optional && pages.number === 1 && !hasMore) return null;
   return (
     <nav class="pager" aria-label={label}>
       <button type="button" disabled={pages.number < 2} onClick={pages.newer}>
-        Newer
+        {t.pager.newer}
       </button>
-      <span>Page {pages.number}</span>
+      <span>{t.pager.page(pages.number)}</span>
       <button type="button" disabled={!hasMore} onClick={() => pages.older(next)}>
-        Older
+        {t.pager.older}
       </button>
     </nav>
   );

@@ -1,3 +1,4 @@
+import { useT } from "../i18n/locale";
 /** The contracts' Password minimum (only types are imported into the pages: the bundle stays free of zod). */
 export const MIN_PASSWORD = 10;
 
@@ -23,11 +24,12 @@ export function PasswordFields({
   /** Said under the second field while it differs from the first. */
   differ: string;
 }) {
+  const t = useT();
   const mismatch = again.length > 0 && again !== password;
   return (
     <>
       <label>
-        New password
+        {t.password.newPassword}
         <input
           type="password"
           name="new-password"
@@ -39,7 +41,7 @@ export function PasswordFields({
           onInput={(e) => onPassword(e.currentTarget.value)}
         />
       </label>
-      <small id={ruleId}>At least {MIN_PASSWORD} characters.</small>
+      <small id={ruleId}>{t.password.rule(MIN_PASSWORD)}</small>
       <label>
         {againLabel}
         <input

@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { CopyButton } from "./copy-button";
+import { useT } from "../i18n/locale";
 
 /** A secret (a key, a signing secret, a link) in a line of its own, with a button that copies it. */
 export function SecretLine({ id, text, copyLabel }: { id: string; text: string; copyLabel: string }) {
@@ -31,13 +32,14 @@ export function ShownOnce({
   copyLabel: string;
   onSaved: () => void;
 }) {
+  const t = useT();
   return (
     <section class="secret" aria-labelledby={headingId}>
       <h2 id={headingId}>{title}</h2>
       {children}
       <SecretLine id={secretId} text={secret} copyLabel={copyLabel} />
       <button type="button" class="quiet" onClick={onSaved}>
-        I have saved it
+        {t.secret.saved}
       </button>
     </section>
   );

@@ -1,6 +1,7 @@
 import type { TextTariff, UnitTariff } from "@meter/contracts";
 import type { Tariff } from "../lib/operations";
 import type { OperationName } from "../lib/tariff-change";
+import { useT } from "../i18n/locale";
 import { Amount } from "./amount";
 
 /**
@@ -8,18 +9,20 @@ import { Amount } from "./amount";
  * its unit; every digit of the tariff (formatPrice), the microrubles on hover.
  */
 export function TariffPrice({ operation, tariff }: { operation: OperationName; tariff: Tariff }) {
+  const t = useT();
   if (operation === "text") {
-    const t = tariff as TextTariff;
+    const text = tariff as TextTariff;
     return (
       <>
-        <Amount price microrub={t.input_microrub_per_1k_tokens} /> in / <Amount price microrub={t.output_microrub_per_1k_tokens} /> out per 1k tokens
+        <Amount price microrub={text.input_microrub_per_1k_tokens} /> {t.models.in} / <Amount price microrub={text.output_microrub_per_1k_tokens} />{" "}
+        {t.models.outPer1k}
       </>
     );
   }
-  const t = tariff as UnitTariff;
+  const unit = tariff as UnitTariff;
   return (
     <>
-      <Amount price microrub={t.price_per_unit_microrub} /> per {t.unit}
+      <Amount price microrub={unit.price_per_unit_microrub} /> {t.models.per(t.models.units[unit.unit] ?? unit.unit)}
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { exactRubleDigits, exactRubles, formatPrice, formatRubles, parseRubles } from "./money";
+import { exactRubleDigits, formatPrice, formatRubles, parseRubles } from "./money";
 
 describe("rubles from microrubles", () => {
   it("shows kopecks, rounding half up, and keeps a charge below half a kopeck visible", () => {
@@ -22,7 +22,6 @@ describe("rubles from microrubles", () => {
   it("is exact on hover, to the microruble, past a float's precision", () => {
     expect(exactRubleDigits(Number.MAX_SAFE_INTEGER)).toBe("9007199254.740991");
     expect(exactRubleDigits(7)).toBe("0.000007");
-    expect(exactRubles(1_234_567, "en-US")).toBe("1.234567 ₽ (1,234,567 microrub)");
   });
 
   it("reads what a person types, exactly, and refuses what is not an amount", () => {

@@ -44,11 +44,6 @@ export function formatPrice(microrub: number, locale?: string): string {
   return currency({ min: 2, max: 6 }, locale).format(microrub / MICRORUB_PER_RUB);
 }
 
-/** What a hover shows: every microruble, e.g. "1.234567 ₽ (1,234,567 microrub)". */
-export function exactRubles(microrub: number, locale?: string): string {
-  return `${exactRubleDigits(microrub)} ₽ (${new Intl.NumberFormat(locale).format(microrub)} microrub)`;
-}
-
 /**
  * A typed amount in rubles ("12", "12.5", "12,50", "1 234.000001") as exact microrubles, or undefined
  * when it is not one: more than six decimals, a sign, letters, or beyond the safe integer range.

@@ -3,6 +3,7 @@ import type { CabinetKey } from "@meter/contracts";
 import { api } from "../api";
 import { DailyBudgetField } from "../components/daily-budget-field";
 import { ErrorNotice } from "../components/notice";
+import { useT } from "../i18n/locale";
 import { exactRubleDigits, parseRubles } from "../lib/money";
 
 /** "2026-11-27T18:30" in the browser's zone, as a datetime-local input shows it. */
@@ -34,18 +35,19 @@ export function KeyEditForm({ k, onSaved, onCancel }: { k: CabinetKey; onSaved: 
   const [percents, setPercents] = useState(k.budget_alert_percents.join(", "));
   const [error, setError] = useState<unknown>();
   const [saving, setSaving] = useState(false);
+  const t = useT();
 
   const submit = (e: Event) => {
     e.preventDefault();
     const changes: Record<string, unknown> = {};
     if (name.trim() !== (k.name ?? "")) changes.name = name;
     const budgetMicrorub = parseRubles(budget);
-    if (budgetMicrorub === undefined) return setError(new Error("the daily budget must be an amount in rubles, like 100 or 12.50"));
+    if (budgetMicrorub === undefined) return setError(new Error(t.errors.badAmount));
     if (budgetMicrorub !== k.daily_budget_microrub) changes.daily_budget_microrub = budgetMicrorub;
     const expiresAt = expires === "" ? null : new Date(expires).toISOString();
     if (expires !== localInputValue(k.expires_at)) changes.expires_at = expiresAt;
     const alertPercents = parsePercents(percents);
-    if (alertPercents === undefined) return setError(new Error("alert percents are whole numbers from 1 to 100, like 50, 80, 100"));
+    if (alertPercents === undefined) return setError(new Error(t.errors.badPercents));
     if (alertPercents.join(",") !== k.budget_alert_percents.join(",")) changes.budget_alert_percents = alertPercents;
     if (Object.keys(changes).length === 0) return onCancel();
     setError(undefined);
@@ -64,36 +66,36 @@ export function KeyEditForm({ k, onSaved, onCancel }: { k: CabinetKey; onSaved: 
 
   const id = (field: string) => `edit-${k.id}-${field}`;
   return (
-    <form onSubmit={submit} class="stack key-edit" aria-label={`Change key ${k.name ?? k.prefix}`}>
+    <form onSubmit={submit} class="stack key-edit" aria-label={t.keyEdit.form(k.name ?? k.prefix)}>
       <label>
-        Name
+        {t.keys.name}
         <input name="name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
       <DailyBudgetField value={budget} onInput={setBudget} helpId={id("budget")} />
-      <small id={id("budget")}>A lower budget holds from the moment it is saved, for requests already under way on this key's money set aside too.</small>
+      <small id={id("budget")}>{t.keyEdit.budgetHelp}</small>
       <label>
-        Expires (your time; empty: never)
+        {t.keyEdit.expires}
         <input name="expires_at" type="datetime-local" value={expires} aria-describedby={id("expires")} onInput={(e) => setExpires(e.currentTarget.value)} />
       </label>
-      <small id={id("expires")}>From then on the key is refused, as a revoked one is.</small>
+      <small id={id("expires")}>{t.keyEdit.expiresHelp}</small>
       <label>
-        Alert at these percents of the daily budget
+        {t.keyEdit.percents}
         <input
           name="budget_alert_percents"
           value={percents}
-          placeholder="e.g. 50, 80, 100"
+          placeholder={t.keyEdit.percentsPlaceholder}
           aria-describedby={id("percents")}
           onInput={(e) => setPercents(e.currentTarget.value)}
         />
       </label>
-      <small id={id("percents")}>Up to 10 whole numbers from 1 to 100; each crossing is reported once per budget day.</small>
+      <small id={id("percents")}>{t.keyEdit.percentsHelp}</small>
       <ErrorNotice error={error} />
       <div class="actions">
         <button type="submit" class="primary" disabled={saving}>
-          Save changes
+          {t.keyEdit.save}
         </button>{" "}
         <button type="button" class="quiet" onClick={onCancel}>
-          Cancel
+          {t.common.cancel}
         </button>
       </div>
     </form>

@@ -10,14 +10,10 @@ import { ErrorNotice } from "../components/notice";
 import { Pager, usePages } from "../components/pager";
 import { useLoad } from "../components/use-load";
 import { dayBounds, userTimeZone } from "../lib/time";
+import { useI18n, useT } from "../i18n/locale";
 import { useMember } from "../session";
 
-const STATUSES: { value: LedgerLineStatus; label: string }[] = [
-  { value: "credited", label: "Credits" },
-  { value: "reserved", label: "Reserved (in progress)" },
-  { value: "charged", label: "Charged" },
-  { value: "released", label: "Released (not charged)" },
-];
+const STATUSES: LedgerLineStatus[] = ["credited", "reserved", "charged", "released"];
 const PAGE = 25;
 
 /**
@@ -26,6 +22,7 @@ const PAGE = 25;
  */
 export function LedgerPage() {
   const me = useMember();
+  const t = useT();
   const [status, setStatus] = useState<LedgerLineStatus | "">("");
   const pages = usePages();
   const dayFilter = useDayFilter(pages.reset);
@@ -37,20 +34,20 @@ export function LedgerPage() {
     [me.organization_id, status, day, pages.cursor],
   );
   return (
-    <Layout title="Ledger">
+    <Layout title={t.nav.ledger}>
       <form
         class="filters"
         onSubmit={(e) => {
           e.preventDefault();
           dayFilter.choose();
         }}
-        aria-label="Filter the ledger"
+        aria-label={t.ledger.filterLabel}
       >
         <ChoiceFilter
-          label="Status"
+          label={t.ledger.status}
           value={status}
-          any="Everything"
-          options={STATUSES}
+          any={t.ledger.everything}
+          options={STATUSES.map((value) => ({ value, label: t.ledger.statuses[value] ?? value }))}
           onChange={(v) => {
             setStatus(v);
             pages.reset();
@@ -59,25 +56,26 @@ export function LedgerPage() {
         <DayField filter={dayFilter} example />
         {day && (
           <button type="button" class="quiet" onClick={dayFilter.clear}>
-            Any day
+            {t.ledger.anyDay}
           </button>
         )}
-        <CsvLink href={`/cabinet/api/ledger.csv${query({ status: status || undefined, ...dates })}`} title="The lines this filter shows, every page of them" />
+        <CsvLink href={`/cabinet/api/ledger.csv${query({ status: status || undefined, ...dates })}`} title={t.ledger.csvTitle} />
       </form>
       <ErrorNotice error={page.error} />
-      {page.data && <LedgerTable rows={page.data.data} budgetZone={me.budget_timezone} empty={`Nothing${status || day ? " matches the filter" : " yet"}.`} />}
-      <Pager pages={pages} label="Ledger pages" hasMore={page.data?.has_more ?? false} next={page.data?.next_cursor} />
+      {page.data && <LedgerTable rows={page.data.data} budgetZone={me.budget_timezone} empty={status || day ? t.ledger.noneMatch : t.ledger.none} />}
+      <Pager pages={pages} label={t.nav.ledger} hasMore={page.data?.has_more ?? false} next={page.data?.next_cursor} />
     </Layout>
   );
 }
 
 /** What a line is, in a member's words; the CSV's `description` says the same (ledger-csv.render.ts). */
 function LineWhat({ line }: { line: CabinetLedgerLine }) {
-  if (line.kind === "credit") return <>credit</>;
+  const t = useT();
+  if (line.kind === "credit") return <>{t.ledger.credit}</>;
   if (line.kind === "allowance") {
     return (
       <>
-        set aside for this key's next requests <span class="detail">(returned within seconds)</span>
+        {t.ledger.setAside} <span class="detail">({t.ledger.returned})</span>
       </>
     );
   }
@@ -86,16 +84,17 @@ function LineWhat({ line }: { line: CabinetLedgerLine }) {
 
 const SIGN = (microrub: number) => (microrub > 0 ? "+" : microrub < 0 ? "−" : undefined);
 
-const COLUMNS: Column[] = ["Time", "Operation · model", "Key", "Status", { label: "Amount", num: true }, { label: "Reference", class: "reference" }];
-
 /** The ledger's lines (`empty`: said instead when there is none). */
 export function LedgerTable({ rows, budgetZone, empty }: { rows: CabinetLedgerLine[]; budgetZone: string; empty: string }) {
+  const { t } = useI18n();
+  const c = t.ledger.columns;
+  const columns: Column[] = [c.time, c.what, c.key, c.status, { label: c.amount, num: true }, { label: c.reference, class: "reference" }];
   return (
     <DataTable
       testId="ledger"
       class="ledger"
-      caption="One line per credit and per request. A request's amount stays reserved until it is charged (what ran) or released (nothing)."
-      columns={COLUMNS}
+      caption={t.ledger.caption}
+      columns={columns}
       rows={rows}
       empty={empty}
       row={(l) => (
@@ -112,20 +111,20 @@ export function LedgerTable({ rows, budgetZone, empty }: { rows: CabinetLedgerLi
             </span>
           </td>
           <td>
-            <span class={`status status-${l.status}`}>{l.status}</span>
+            <span class={`status status-${l.status}`}>{t.ledger.lineStatus[l.status] ?? l.status}</span>
           </td>
           <td class="num">
             <Amount microrub={l.amount_microrub} sign={SIGN(l.amount_microrub)} />
             {l.status === "released" && (
               <span class="detail">
                 {" "}
-                (<Amount microrub={l.reserved_microrub} /> freed)
+                (<Amount microrub={l.reserved_microrub} /> {t.ledger.freed})
               </span>
             )}
             {l.status === "charged" && l.reserved_microrub !== -l.amount_microrub && (
               <span class="detail">
                 {" "}
-                of <Amount microrub={l.reserved_microrub} /> reserved
+                {t.ledger.of} <Amount microrub={l.reserved_microrub} /> {t.ledger.reserved}
               </span>
             )}
           </td>

@@ -4,6 +4,7 @@ import { api } from "../api";
 import { Layout } from "../components/layout";
 import { Done, ErrorNotice } from "../components/notice";
 import { PasswordFields } from "../components/password-fields";
+import { useT } from "../i18n/locale";
 
 /** A member changes their password with the current one; every other session of theirs ends, this one stays. */
 export function PasswordPage() {
@@ -12,9 +13,10 @@ export function PasswordPage() {
   const [again, setAgain] = useState("");
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<PasswordChanged | undefined>();
+  const t = useT();
   const submit = (e: Event) => {
     e.preventDefault();
-    if (next !== again) return setError(new Error("the two new passwords differ"));
+    if (next !== again) return setError(new Error(t.password.differNew));
     setError(undefined);
     setDone(undefined);
     api<PasswordChanged>("POST", "/password", { current_password: current, new_password: next }).then((answer) => {
@@ -25,13 +27,13 @@ export function PasswordPage() {
     }, setError);
   };
   return (
-    <Layout title="Password">
+    <Layout title={t.nav.password}>
       <section aria-labelledby="password-heading">
-        <h2 id="password-heading">Change your password</h2>
-        <p>Your other sessions, in every other browser, end when it changes; this one stays signed in.</p>
+        <h2 id="password-heading">{t.password.heading}</h2>
+        <p>{t.password.intro}</p>
         <form onSubmit={submit} class="stack">
           <label>
-            Current password
+            {t.password.current}
             <input
               type="password"
               name="current-password"
@@ -46,16 +48,14 @@ export function PasswordPage() {
             again={again}
             onPassword={setNext}
             onAgain={setAgain}
-            againLabel="The new password again"
+            againLabel={t.password.newAgain}
             ruleId="new-password-rule"
-            differ="The two new passwords differ."
+            differ={t.password.differNew}
           />
           <ErrorNotice error={error} />
-          {done && (
-            <Done>Your password is changed. {done.signed_out === 1 ? "1 other session was" : `${done.signed_out} other sessions were`} signed out.</Done>
-          )}
+          {done && <Done>{t.password.changed(done.signed_out)}</Done>}
           <button type="submit" class="primary">
-            Change password
+            {t.password.button}
           </button>
         </form>
       </section>

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api";
 import { ErrorNotice } from "../components/notice";
+import { useT } from "../i18n/locale";
 import { followLink } from "../router";
 import { PublicFrame } from "./public-frame";
 
@@ -10,6 +11,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
   const [password, setPassword] = useState("");
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  const t = useT();
   const submit = (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -20,14 +22,14 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
     });
   };
   return (
-    <PublicFrame title="Sign in">
+    <PublicFrame title={t.signIn.title}>
       <form onSubmit={submit} class="stack">
         <label>
-          Email
+          {t.signIn.email}
           <input type="email" name="email" autoComplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
         </label>
         <label>
-          Password
+          {t.signIn.password}
           <input
             type="password"
             name="password"
@@ -39,13 +41,13 @@ export function SignInPage({ onSignedIn }: { onSignedIn: () => void }) {
         </label>
         <ErrorNotice error={error} />
         <button type="submit" class="primary" disabled={busy}>
-          Sign in
+          {t.signIn.button}
         </button>
       </form>
       <p class="aside">
-        No password yet? Your operator sends you a one-time sign-in link. Operator?{" "}
+        {t.signIn.aside}{" "}
         <a href="/cabinet/operator/sign-in" onClick={followLink}>
-          Sign in with the admin token
+          {t.signIn.operatorLink}
         </a>
         .
       </p>

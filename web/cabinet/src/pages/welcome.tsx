@@ -4,6 +4,7 @@ import { ErrorNotice } from "../components/notice";
 import { MIN_PASSWORD, PasswordFields } from "../components/password-fields";
 import { followLink } from "../router";
 import { PublicFrame } from "./public-frame";
+import { useT } from "../i18n/locale";
 
 /** The token rides in the link's fragment; it is read once and taken out of the address bar and history. */
 function takeInvitationToken(): string | undefined {
@@ -18,42 +19,43 @@ export function WelcomePage({ onSignedIn }: { onSignedIn: () => void }) {
   const [password, setPassword] = useState("");
   const [again, setAgain] = useState("");
   const [error, setError] = useState<unknown>();
+  const t = useT();
   const submit = (e: Event) => {
     e.preventDefault();
-    if (password !== again) return setError(new Error("the two passwords differ"));
+    if (password !== again) return setError(new Error(t.password.differ));
     setError(undefined);
     api("POST", "/invitations/accept", { token, password }).then(onSignedIn, setError);
   };
   if (!token) {
     return (
-      <PublicFrame title="Welcome">
+      <PublicFrame title={t.welcome.title}>
         <p role="alert" class="notice notice-error">
-          This address has no invitation in it. Open the whole link from your invitation, or ask your operator for a new one.
+          {t.welcome.noInvitation}
         </p>
         <p>
           <a href="/cabinet/sign-in" onClick={followLink}>
-            Sign in
+            {t.signIn.button}
           </a>
         </p>
       </PublicFrame>
     );
   }
   return (
-    <PublicFrame title="Choose your password">
-      <p>The link works once. Choose a password of at least {MIN_PASSWORD} characters; you will sign in with it and your email from now on.</p>
+    <PublicFrame title={t.welcome.choose}>
+      <p>{t.welcome.intro(MIN_PASSWORD)}</p>
       <form onSubmit={submit} class="stack">
         <PasswordFields
           password={password}
           again={again}
           onPassword={setPassword}
           onAgain={setAgain}
-          againLabel="The same password again"
+          againLabel={t.password.again}
           ruleId="password-rule"
-          differ="The two passwords differ."
+          differ={t.password.differ}
         />
         <ErrorNotice error={error} />
         <button type="submit" class="primary">
-          Set password and sign in
+          {t.welcome.button}
         </button>
       </form>
     </PublicFrame>

@@ -1,7 +1,7 @@
 import { ApiUnreachable } from "../../domain/public-api";
 import { ToolFailure } from "../../errors";
 import { jobTools } from "./job-tools";
-import { FakePublicApi, ok, testCaller } from "./public-api.fake";
+import { FakePublicApi, ok, testCaller } from "../../../test/support/public-api.fake";
 import type { Tool } from "./tool";
 
 const JOB_ID = "11111111-1111-4111-8111-111111111111";

@@ -1,5 +1,5 @@
 import { ToolFailure } from "../../errors";
-import { FakePublicApi, ok, testCaller } from "./public-api.fake";
+import { FakePublicApi, ok, testCaller } from "../../../test/support/public-api.fake";
 import { readTools } from "./read-tools";
 import type { Tool } from "./tool";
 

@@ -1,4 +1,4 @@
-import { UpstreamError, type ProviderRequest, type ProviderResult, type TextProvider } from "../provider";
+import { UpstreamError, type ChatProvider, type ChatRequest, type ChatResult } from "@meter/upstreams";
 import { localAnswer, localSleepMs } from "./local-model";
 
 /**
@@ -6,9 +6,9 @@ import { localAnswer, localSleepMs } from "./local-model";
  * when the signal aborts, the call ends `unknown`, the outcome a remote upstream would leave, so demos
  * and tests of the caller see the same paths as in production.
  */
-export function createLocalProvider(): TextProvider {
+export function createLocalProvider(): ChatProvider {
   return {
-    async complete(request: ProviderRequest, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ProviderResult> {
+    async complete(request: ChatRequest, options: { signal?: AbortSignal; timeoutMs: number }): Promise<ChatResult> {
       const sleepMs = localSleepMs(request);
       if (options.signal?.aborted) throw new UpstreamError("not_sent", "local: the call was aborted before it started");
       if (sleepMs > 0) await pause(sleepMs, options.timeoutMs, options.signal);

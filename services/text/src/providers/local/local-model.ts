@@ -1,4 +1,4 @@
-import type { ProviderRequest, ProviderResult } from "../provider";
+import type { ChatRequest, ChatResult } from "@meter/upstreams";
 
 /**
  * The built-in model, for demos and tests: no network, no randomness, the same answer to the same request.
@@ -21,17 +21,17 @@ export function localTokens(text: string): number {
   return Math.ceil(Buffer.byteLength(text, "utf8") / BYTES_PER_TOKEN);
 }
 
-function lastUserText(request: ProviderRequest): string | undefined {
+function lastUserText(request: ChatRequest): string | undefined {
   return request.messages.findLast((m) => m.role === "user")?.text;
 }
 
 /** How long the request asks the model to wait before answering, in ms (0 without a marker). */
-export function localSleepMs(request: ProviderRequest): number {
+export function localSleepMs(request: ChatRequest): number {
   const match = SLEEP_MARKER.exec(lastUserText(request) ?? "");
   return match ? Math.min(Number(match[1]), LOCAL_SLEEP_CAP_MS) : 0;
 }
 
-export function localAnswer(request: ProviderRequest): ProviderResult {
+export function localAnswer(request: ChatRequest): ChatResult {
   const full = `Echo: ${lastUserText(request) ?? ""}`;
   const text = truncateToTokens(full, request.maxTokens);
   const input = [request.system ?? "", ...request.messages.map((m) => m.text)].join("");

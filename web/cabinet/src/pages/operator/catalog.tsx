@@ -7,6 +7,7 @@ import { Layout } from "../../components/layout";
 import { SubmitOrCancel } from "../../components/form-buttons";
 import { Done, ErrorNotice } from "../../components/notice";
 import { TariffPrice } from "../../components/tariff-price";
+import { SearchField } from "../../components/search-field";
 import { useLoad } from "../../components/use-load";
 import { exactRubleDigits, parseRubles } from "../../lib/money";
 import { tariffsOf } from "../../lib/operations";
@@ -16,6 +17,16 @@ import { changeEffect, type ChangeEffect, type OperationName } from "../../lib/t
 /** The model catalog: switch a model on or off and change its tariffs, seeing what the change does first. */
 export function CatalogPage() {
   const models = useLoad(() => api<{ data: CatalogModel[] }>("GET", "/admin/models"), []);
+  const [search, setSearch] = useState("");
+  const needle = search.trim().toLowerCase();
+  // Matches the model's id or any provider's upstream model or host: a catalog of a few hundred is filtered here.
+  const shown = (models.data?.data ?? []).filter(
+    (m) =>
+      !needle ||
+      JSON.stringify([m.id, m.providers ?? m.provider ?? null])
+        .toLowerCase()
+        .includes(needle),
+  );
   const activity = useLoad(() => api<{ data: ModelActivity[] }>("GET", "/admin/catalog/activity?days=30"), []);
   const [editing, setEditing] = useState<string>();
   const [saved, setSaved] = useState<string>();
@@ -54,11 +65,13 @@ export function CatalogPage() {
           }}
         />
       )}
+      {models.data && <SearchField label="Find models" value={search} onInput={setSearch} placeholder="id, upstream model or host" />}
       {models.data && (
         <DataTable
           testId="catalog"
           columns={["Model", "Providers", "Status", "Tariffs", "Last 30 days", ACTIONS]}
-          rows={models.data.data}
+          rows={shown}
+          empty={needle ? "No model matches that." : "No models yet."}
           row={(m) => (
             <tr key={m.id}>
               <th scope="row">

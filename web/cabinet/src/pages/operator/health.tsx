@@ -1,4 +1,4 @@
-import type { BrokerHealth, HealthReport, ProvidersHealth, QueueHealth, ServiceHealth } from "@meter/contracts";
+import type { BrokerHealth, HealthReport, ProvidersHealth, ServiceHealth } from "@meter/contracts";
 import { api } from "../../api";
 import { DataTable } from "../../components/data-table";
 import { DateTime } from "../../components/date-time";
@@ -8,8 +8,7 @@ import { useLoad } from "../../components/use-load";
 import { followLink } from "../../router";
 import { useSession } from "../../session";
 import { STATE } from "./providers";
-
-const ROLE: Record<QueueHealth["role"], string> = { work: "work", dead_letter: "dead letters", unrouted: "unrouted" };
+import { useT } from "../../i18n/locale";
 
 /**
  * The system at a glance for the operator: each service's readiness (every text replica), the broker's
@@ -18,17 +17,18 @@ const ROLE: Record<QueueHealth["role"], string> = { work: "work", dead_letter: "
  */
 export function HealthPage() {
   const { me } = useSession();
+  const t = useT();
   const report = useLoad(() => api<HealthReport>("GET", "/admin/health"), []);
   const data = report.data;
   return (
-    <Layout title="System health">
+    <Layout title={t.nav.health}>
       <p>
         <button type="button" onClick={report.reload} disabled={report.loading}>
-          {report.loading ? "Checking…" : "Check again"}
+          {report.loading ? t.health.checking : t.health.checkAgain}
         </button>{" "}
         {data && (
           <span class="detail">
-            Checked <DateTime iso={data.checked_at} budgetZone={me.budget_timezone} />
+            {t.health.checked} <DateTime iso={data.checked_at} budgetZone={me.budget_timezone} />
           </span>
         )}
       </p>
@@ -45,16 +45,18 @@ export function HealthPage() {
 }
 
 function Services({ services }: { services: ServiceHealth[] }) {
+  const t = useT();
+  const h = t.health;
   const down = services.filter((s) => !s.ready).length;
   return (
     <section aria-labelledby="services-heading">
-      <h2 id="services-heading">Services</h2>
+      <h2 id="services-heading">{h.services}</h2>
       <p class={down === 0 ? "status status-active" : "status status-failed"} data-testid="services-summary">
-        {down === 0 ? `All ${services.length} ready` : `${down} of ${services.length} not ready`}
+        {down === 0 ? h.allReady(services.length) : h.notReady(down, services.length)}
       </p>
       <DataTable
         testId="health-services"
-        columns={["Service", "Ready", { label: "Answered in", num: true }, "Detail"]}
+        columns={[h.service, h.ready, { label: h.answeredIn, num: true }, h.detail]}
         rows={services}
         row={(s) => (
           <tr key={`${s.service} ${s.url ?? ""}`} data-service={s.service}>
@@ -62,7 +64,7 @@ function Services({ services }: { services: ServiceHealth[] }) {
               {s.service}
               {s.url && <div class="id">{s.url}</div>}
             </th>
-            <td>{s.ready ? <span class="status status-active">ready</span> : <span class="status status-failed">not ready</span>}</td>
+            <td>{s.ready ? <span class="status status-active">{h.readyWord}</span> : <span class="status status-failed">{h.notReadyWord}</span>}</td>
             <td class="num">{s.ms === null ? "—" : `${s.ms} ms`}</td>
             <td>
               {s.error && <div>{s.error}</div>}
@@ -80,39 +82,36 @@ function Services({ services }: { services: ServiceHealth[] }) {
 }
 
 function Broker({ broker }: { broker: BrokerHealth }) {
+  const t = useT();
+  const h = t.health;
   const dead = broker.queues.filter((q) => q.role === "dead_letter" && (q.messages ?? 0) > 0);
   return (
     <section aria-labelledby="broker-heading">
-      <h2 id="broker-heading">Broker and queues</h2>
+      <h2 id="broker-heading">{h.broker}</h2>
       {broker.available ? (
         <p data-testid="broker-summary">
-          <span class="status status-active">reachable</span> <span class="detail">in {broker.ms} ms</span>
-          {dead.length > 0 && (
-            <span class="status status-failed">
-              {" "}
-              · {dead.length} dead-letter {dead.length === 1 ? "queue holds" : "queues hold"} messages (npm run dlq -- show &lt;queue&gt;)
-            </span>
-          )}
+          <span class="status status-active">{h.reachable}</span> <span class="detail">{h.inMs(broker.ms ?? 0)}</span>
+          {dead.length > 0 && <span class="status status-failed"> · {h.deadLetters(dead.length)} (npm run dlq -- show &lt;queue&gt;)</span>}
         </p>
       ) : (
         <p class="notice notice-error" data-testid="broker-summary">
-          Unavailable: {broker.error}
+          {h.unavailable} {broker.error}
         </p>
       )}
       {broker.queues.length > 0 && (
         <DataTable
           testId="health-queues"
-          columns={["Queue", "Role", { label: "Ready messages", num: true }, { label: "Consumers", num: true }]}
+          columns={[h.queue, h.role, { label: h.readyMessages, num: true }, { label: h.consumers, num: true }]}
           rows={broker.queues}
           row={(q) => {
             const attention = q.role === "dead_letter" && (q.messages ?? 0) > 0;
             return (
               <tr key={q.name} data-queue={q.name} class={attention ? "attention" : undefined}>
                 <th scope="row">{q.name}</th>
-                <td>{ROLE[q.role]}</td>
+                <td>{h.roles[q.role] ?? q.role}</td>
                 <td class="num">
                   {q.messages === null ? (
-                    <span class="detail">not declared</span>
+                    <span class="detail">{h.notDeclared}</span>
                   ) : attention ? (
                     <strong class="status status-failed">{q.messages}</strong>
                   ) : (
@@ -130,42 +129,44 @@ function Broker({ broker }: { broker: BrokerHealth }) {
 }
 
 function Providers({ providers }: { providers: ProvidersHealth }) {
+  const t = useT();
+  const h = t.health;
   return (
     <section aria-labelledby="providers-heading">
-      <h2 id="providers-heading">Upstream providers</h2>
+      <h2 id="providers-heading">{t.nav.providers}</h2>
       {!providers.available ? (
         <p class="notice notice-error" data-testid="providers-summary">
-          Unavailable: {providers.error}
+          {h.unavailable} {providers.error}
         </p>
       ) : (
         <>
           <p class="detail">
-            Limits and request look-ups are on the{" "}
+            {h.limitsOn}{" "}
             <a href="/cabinet/operator/providers" onClick={followLink}>
-              Upstream providers
-            </a>{" "}
-            page.
+              {t.nav.providers}
+            </a>
+            {h.limitsTail}
           </p>
           <DataTable
             testId="health-providers"
-            columns={["Model", "Provider", "State"]}
+            columns={[t.models.columns.model, h.provider, h.state]}
             rows={providers.models.flatMap((m) => m.providers.map((p) => ({ m, p })))}
             row={({ m, p }) => (
               <tr key={`${m.model} ${p.id}`}>
                 <th scope="row">
                   {m.model}
-                  {!m.enabled && <div class="detail">disabled</div>}
+                  {!m.enabled && <div class="detail">{h.disabled}</div>}
                 </th>
                 <td>
-                  {p.kind} <span class="detail">{p.host ?? "built in"}</span>
+                  {p.kind} <span class="detail">{p.host ?? h.builtIn}</span>
                 </td>
                 <td>
                   {p.state === null ? (
-                    <span class="detail">only provider, no breaker</span>
+                    <span class="detail">{h.onlyProvider}</span>
                   ) : (
-                    <span class={`status ${STATE[p.state].css}`}>{STATE[p.state].label}</span>
+                    <span class={`status ${STATE[p.state].css}`}>{h.states[p.state] ?? p.state}</span>
                   )}
-                  {p.consecutive_failures > 0 && <div class="detail">{p.consecutive_failures} failures in a row</div>}
+                  {p.consecutive_failures > 0 && <div class="detail">{h.failures(p.consecutive_failures)}</div>}
                 </td>
               </tr>
             )}

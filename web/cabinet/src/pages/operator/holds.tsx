@@ -8,6 +8,7 @@ import { Layout } from "../../components/layout";
 import { Done, ErrorNotice } from "../../components/notice";
 import { useLoad } from "../../components/use-load";
 import { useSession } from "../../session";
+import { useT } from "../../i18n/locale";
 
 /**
  * Holds active for longer than a few minutes, oldest first: billing's audit asks their owners about
@@ -15,19 +16,21 @@ import { useSession } from "../../session";
  */
 export function HoldsPage() {
   const { me } = useSession();
+  const t = useT();
+  const h8 = t.holds;
   const [minutes, setMinutes] = useState("5");
   const olderThan = Math.max(0, Math.floor(Number(minutes) || 0)) * 60;
   const holds = useLoad(() => api<{ data: Hold[] }>("GET", `/admin/holds${query({ status: "active", older_than_s: olderThan, limit: 200 })}`), [olderThan]);
   const [done, setDone] = useState<string>();
   return (
-    <Layout title="Stale holds">
+    <Layout title={t.nav.holds}>
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <label>
-          Active for more than (minutes)
+          {h8.olderThan}
           <input type="number" min={0} value={minutes} onInput={(e) => setMinutes(e.currentTarget.value)} />
         </label>
         <button type="button" onClick={holds.reload}>
-          Refresh
+          {t.common.refresh}
         </button>
       </form>
       <ErrorNotice error={holds.error} />
@@ -35,9 +38,9 @@ export function HoldsPage() {
       {holds.data && (
         <DataTable
           testId="holds"
-          columns={["Placed", { label: "Reserved", num: true }, "Owner", "Model · operation", "Organization / key", "Release"]}
+          columns={[h8.placed, { label: h8.reserved, num: true }, h8.owner, t.spend.modelOperation, h8.orgKey, h8.release]}
           rows={holds.data.data}
-          empty="No hold has been active that long."
+          empty={h8.none}
           row={(h) => (
             <tr key={h.hold_id}>
               <td>
@@ -49,7 +52,7 @@ export function HoldsPage() {
               <td>
                 {h.source ?? "?"}{" "}
                 {h.source === "text" && h.owner_ref ? (
-                  <a href={`/cabinet/operator/providers?request=${h.owner_ref}`} title="Which provider it was sent to">
+                  <a href={`/cabinet/operator/providers?request=${h.owner_ref}`} title={h8.provider}>
                     <code class="id">{h.owner_ref}</code>
                   </a>
                 ) : (
@@ -66,7 +69,7 @@ export function HoldsPage() {
                 <ReleaseForm
                   hold={h}
                   onReleased={() => {
-                    setDone(`Released hold ${h.hold_id}: nothing is charged for it.`);
+                    setDone(h8.released(h.hold_id));
                     holds.reload();
                   }}
                 />
@@ -80,6 +83,7 @@ export function HoldsPage() {
 }
 
 function ReleaseForm({ hold, onReleased }: { hold: Hold; onReleased: () => void }) {
+  const t = useT();
   const [reason, setReason] = useState("");
   const [error, setError] = useState<unknown>();
   const id = `reason-${hold.hold_id}`;
@@ -92,11 +96,11 @@ function ReleaseForm({ hold, onReleased }: { hold: Hold; onReleased: () => void 
       }}
     >
       <label for={id} class="visually-hidden">
-        Reason for releasing hold {hold.hold_id}
+        {t.holds.reasonFor(hold.hold_id)}
       </label>
-      <input id={id} required maxLength={200} placeholder="reason" value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+      <input id={id} required maxLength={200} placeholder={t.holds.reason} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
       <button type="submit" class="danger-outline">
-        Release
+        {t.holds.release}
       </button>
       <ErrorNotice error={error} />
     </form>

@@ -12,6 +12,7 @@ import { Pager, usePages } from "../../components/pager";
 import { useLoad } from "../../components/use-load";
 import { followLink } from "../../router";
 import { useSession } from "../../session";
+import { useT } from "../../i18n/locale";
 
 const PAGE = 25;
 
@@ -23,6 +24,8 @@ type OrganizationPage = { data: AdminOrganization[]; has_more: boolean; next_cur
  */
 export function OrganizationsPage() {
   const { me } = useSession();
+  const t = useT();
+  const o8 = t.operator;
   const [typed, setTyped] = useState("");
   const [search, setSearch] = useState("");
   const pages = usePages();
@@ -30,7 +33,7 @@ export function OrganizationsPage() {
   const orgs = useLoad(() => api<OrganizationPage>("GET", `/admin/organizations${query({ q: search, limit: PAGE, cursor })}`), [search, cursor]);
   const users = useLoad(() => api<{ data: AdminUser[] }>("GET", "/admin/users?limit=500"), []);
   return (
-    <Layout title="Organizations">
+    <Layout title={t.nav.organizations}>
       <form
         class="filters"
         role="search"
@@ -41,13 +44,13 @@ export function OrganizationsPage() {
         }}
       >
         <label>
-          Find an organization
-          <input type="search" placeholder="Name or id" value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
+          {o8.findOrganization}
+          <input type="search" placeholder={o8.findPlaceholder} value={typed} onInput={(e) => setTyped(e.currentTarget.value)} />
         </label>
-        <button type="submit">Find</button>
+        <button type="submit">{o8.find}</button>
         {search && (
           <button type="button" class="quiet" onClick={() => (setTyped(""), setSearch(""), pages.reset())}>
-            Show all
+            {o8.showAll}
           </button>
         )}
       </form>
@@ -56,15 +59,15 @@ export function OrganizationsPage() {
         <DataTable
           testId="organizations"
           columns={[
-            "Name",
-            { label: "Members", num: true },
-            { label: "Available", num: true },
-            { label: "Reserved", num: true },
-            { label: "Balance", num: true },
-            "Created",
+            o8.columns.name,
+            { label: o8.columns.members, num: true },
+            { label: t.overview.available, num: true },
+            { label: o8.columns.reserved, num: true },
+            { label: t.overview.total, num: true },
+            o8.columns.created,
           ]}
           rows={orgs.data.data}
-          empty={search ? `No organization matches “${search}”.` : "No organization yet."}
+          empty={search ? o8.noMatch(search) : o8.noOrganization}
           row={(o) => (
             <tr key={o.id}>
               <th scope="row">
@@ -90,7 +93,7 @@ export function OrganizationsPage() {
           )}
         />
       )}
-      <Pager pages={pages} label="Organization pages" hasMore={orgs.data?.has_more ?? false} next={orgs.data?.next_cursor} />
+      <Pager pages={pages} label={t.nav.organizations} hasMore={orgs.data?.has_more ?? false} next={orgs.data?.next_cursor} />
       <div class="columns">
         {orgs.data && <CreditForm key={`${search}-${cursor ?? ""}`} orgs={orgs.data.data} onDone={orgs.reload} />}
         <CreateOrganizationForm onDone={orgs.reload} />
@@ -101,6 +104,7 @@ export function OrganizationsPage() {
 }
 
 function CreateOrganizationForm({ onDone }: { onDone: () => void }) {
+  const t = useT();
   const [name, setName] = useState("");
   const [error, setError] = useState<unknown>();
   const submit = (e: Event) => {
@@ -113,36 +117,37 @@ function CreateOrganizationForm({ onDone }: { onDone: () => void }) {
   };
   return (
     <form onSubmit={submit} class="stack card" aria-labelledby="create-org-heading">
-      <h2 id="create-org-heading">New organization</h2>
+      <h2 id="create-org-heading">{t.operator.newOrganization}</h2>
       <label>
-        Name
+        {t.operator.columns.name}
         <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </label>
       <ErrorNotice error={error} />
-      <button type="submit">Create organization</button>
+      <button type="submit">{t.operator.createOrganization}</button>
     </form>
   );
 }
 
 function AddMemberForm({ orgs, users, onDone }: { orgs: AdminOrganization[]; users: AdminUser[]; onDone: () => void }) {
+  const t = useT();
   const [org, setOrg] = useState("");
   const [user, setUser] = useState(users[0]?.id ?? "");
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<string>();
   const submit = (e: Event) => {
     e.preventDefault();
-    if (!org) return setError(new Error("choose the organization"));
+    if (!org) return setError(new Error(t.operator.chooseOrganization));
     api("POST", `/admin/organizations/${org}/members`, { user_id: user }).then(() => {
-      setDone(`${users.find((u) => u.id === user)?.email ?? user} is a member of ${orgs.find((o) => o.id === org)?.name ?? org}.`);
+      setDone(t.operator.memberAdded(users.find((u) => u.id === user)?.email ?? user, orgs.find((o) => o.id === org)?.name ?? org));
       setError(undefined);
       onDone();
     }, setError);
   };
   return (
     <form onSubmit={submit} class="stack card" aria-labelledby="member-heading">
-      <h2 id="member-heading">Add a member</h2>
+      <h2 id="member-heading">{t.operator.addMember}</h2>
       <label>
-        User
+        {t.operator.user}
         <select value={user} onChange={(e) => setUser(e.currentTarget.value)} required>
           {users.map((u) => (
             <option key={u.id} value={u.id}>
@@ -152,12 +157,12 @@ function AddMemberForm({ orgs, users, onDone }: { orgs: AdminOrganization[]; use
         </select>
       </label>
       <label>
-        Organization
-        <OrganizationSelect orgs={orgs} value={org} onChange={setOrg} none="Choose an organization" />
+        {t.layout.organization}
+        <OrganizationSelect orgs={orgs} value={org} onChange={setOrg} none={t.credit.choose} />
       </label>
       <ErrorNotice error={error} />
       {done && <Done>{done}</Done>}
-      <button type="submit">Add member</button>
+      <button type="submit">{t.operator.addMemberButton}</button>
     </form>
   );
 }

@@ -1,0 +1,11 @@
+export * from "./chat/chat-provider";
+export { CHAT_KINDS, chatProviderFor } from "./chat";
+export { closeUpstreamAgents, kindOfStatus, retryAfterOf } from "./http/upstream-http";
+export * from "./images/openai-images";
+export * from "./routing/pg-provider-health.store";
+export * from "./routing/provider-health";
+export * from "./routing/routing-metrics";
+export * from "./routing/routing-settings";
+export * from "./routing/upstream-router";
+export * from "./upstream-error";
+export * from "./upstream-keys";

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "media_jobs" ADD COLUMN     "grant_signature" TEXT;
