@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { Microrub } from "./money";
 import { type Operation, Unit } from "./scopes";
-import { KINDS_OF_OPERATION } from "./upstream-media";
 
 export const ModelId = z
   .string()
@@ -63,6 +62,23 @@ export type Operations = z.infer<typeof Operations>;
 /** `openai-images` is the Images API (image edits); the others speak chat protocols, and `local` is the built-in models. */
 export const ProviderKind = z.enum(["anthropic", "openai-chat", "openai-responses", "openai-images", "local"]);
 export type ProviderKind = z.infer<typeof ProviderKind>;
+
+/** The provider kinds that speak a chat protocol: text, and the analysis of images and texts. */
+export const CHAT_PROVIDER_KINDS = ["anthropic", "openai-chat", "openai-responses"] as const satisfies readonly ProviderKind[];
+
+/**
+ * Which provider kinds can serve each operation (docs/api.md, "Media on upstream models"). `local` is
+ * the built-in models, each of one operation; the catalog refuses an entry whose provider cannot serve
+ * one of its operations, naming the kinds that can.
+ */
+export const KINDS_OF_OPERATION: Record<Operation, readonly ProviderKind[]> = {
+  text: [...CHAT_PROVIDER_KINDS, "local"],
+  image_generation: ["openai-images", "local"],
+  image_edit: ["openai-images", "local"],
+  image_analysis: [...CHAT_PROVIDER_KINDS, "local"],
+  ocr: ["local"],
+  text_analysis: [...CHAT_PROVIDER_KINDS, "local"],
+};
 
 export const Provider = z.strictObject({
   kind: ProviderKind,
