@@ -148,16 +148,20 @@ export const ModelUpsert = z
       else if (seen.has(providerIdOf(p))) ctx.addIssue({ code: "custom", path: at, message: "the same provider is listed twice" });
       else seen.add(providerIdOf(p));
     });
-    for (const operation of Object.keys(m.operations) as Operation[]) {
-      const kinds = KINDS_OF_OPERATION[operation];
-      list.forEach((p, i) => {
-        if (kinds.includes(p.kind)) return;
-        ctx.addIssue({
-          code: "custom",
-          path: path === "providers" ? [path, i, "kind"] : [path, "kind"],
-          message: `provider kind ${p.kind} cannot serve ${operation}; kinds that can: ${kinds.join(", ")}`,
-        });
+    const operations = Object.keys(m.operations) as Operation[];
+    // One issue per provider naming every operation it cannot serve: the error shows the first issue only.
+    list.forEach((p, i) => {
+      const refused = operations.filter((operation) => !KINDS_OF_OPERATION[operation].includes(p.kind));
+      if (refused.length === 0) return;
+      ctx.addIssue({
+        code: "custom",
+        path: path === "providers" ? [path, i, "kind"] : [path, "kind"],
+        message: refused
+          .map((operation) => `provider kind ${p.kind} cannot serve ${operation}; kinds that can: ${KINDS_OF_OPERATION[operation].join(", ")}`)
+          .join(". "),
       });
+    });
+    for (const operation of operations) {
       // A media model runs on the built-in engines or on upstreams: its grammar, settings and limits are one or the other's.
       if (operation !== "text" && list.some((p) => p.kind === "local") && list.some((p) => p.kind !== "local")) {
         ctx.addIssue({ code: "custom", path: [path], message: `${operation} runs on local providers or on upstream ones, not on both` });
