@@ -64,7 +64,7 @@ BEGIN
   ELSIF p_op = 'settle' AND p_amount > v_hold.amount THEN
     o_outcome := 'exceeds_hold';
   ELSE
-    v_rest := v_hold.amount - v_hold.consumed;
+    v_rest := hold_reserves(v_hold);
     UPDATE holds h SET
       status = CASE p_op WHEN 'settle' THEN 'settled'::hold_status WHEN 'release' THEN 'released'::hold_status ELSE 'expired'::hold_status END,
       settled = CASE WHEN p_op = 'settle' THEN p_amount END,

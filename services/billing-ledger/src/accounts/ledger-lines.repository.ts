@@ -49,10 +49,10 @@ export class LedgerLinesRepository {
                     WHEN h.status = 'settled' THEN 'charged'
                     ELSE 'released' END AS status,
                CASE WHEN e.kind = 'credit' THEN e.amount
-                    WHEN h.status = 'active' THEN -(h.amount - h.consumed)
+                    WHEN h.status = 'active' THEN -hold_reserves(h)
                     WHEN h.status = 'settled' THEN -COALESCE(h.settled, 0)
                     ELSE 0 END AS amount,
-               CASE WHEN e.kind = 'credit' THEN 0 ELSE h.amount - h.consumed END AS reserved,
+               CASE WHEN e.kind = 'credit' THEN 0 ELSE hold_reserves(h) END AS reserved,
                COALESCE(e.reference, h.reason) AS reference,
                h.resolved_at
         FROM ledger_entries e

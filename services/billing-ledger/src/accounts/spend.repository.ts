@@ -57,8 +57,8 @@ export class SpendRepository {
   /** What the organization's open allowances reserve and their requests have not taken yet. */
   async setAside(organizationId: string): Promise<number> {
     const rows = await this.db.$queryRaw<{ amount: bigint }[]>`
-      SELECT COALESCE(sum(amount - consumed), 0)::bigint AS amount
-      FROM holds WHERE organization_id = ${organizationId}::uuid AND kind = 'allowance' AND status = 'active'`;
+      SELECT COALESCE(sum(hold_reserves(h)), 0)::bigint AS amount
+      FROM holds h WHERE organization_id = ${organizationId}::uuid AND kind = 'allowance' AND status = 'active'`;
     return toMicrorub(rows[0]!.amount);
   }
 
