@@ -90,12 +90,12 @@ export class BooksRepository {
   badUsage() {
     return this.db.$queryRaw<{ key_id: string; day: string; spent: bigint; h_spent: bigint }[]>`
       WITH by_day AS (
-        SELECT key_id, budget_day AS day, sum(settled)::bigint AS h_spent
-        FROM holds WHERE status = 'settled' AND settled > 0 GROUP BY key_id, budget_day
+        SELECT organization_id, key_id, budget_day AS day, sum(settled)::bigint AS h_spent
+        FROM holds WHERE status = 'settled' AND settled > 0 GROUP BY organization_id, key_id, budget_day
       )
       SELECT COALESCE(u.key_id, b.key_id) AS key_id, to_char(COALESCE(u.day, b.day), 'YYYY-MM-DD') AS day,
         COALESCE(u.spent, 0) AS spent, COALESCE(b.h_spent, 0) AS h_spent
-      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.key_id = u.key_id AND b.day = u.day
+      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.organization_id = u.organization_id AND b.key_id = u.key_id AND b.day = u.day
       WHERE COALESCE(u.spent, 0) <> COALESCE(b.h_spent, 0)
       LIMIT 100`;
   }

@@ -151,7 +151,7 @@ export class ApiKeyRepository {
       SELECT to_char(d.day, 'YYYY-MM-DD') AS day, COALESCE(u.spent, 0)::bigint AS spent, k.reserved, k.daily_budget
       FROM api_keys k
       CROSS JOIN (SELECT (COALESCE(${at}::timestamptz, now()) AT TIME ZONE ${timezone})::date AS day) d
-      LEFT JOIN key_daily_usage u ON u.key_id = k.id AND u.day = d.day
+      LEFT JOIN key_daily_usage u ON u.organization_id = k.organization_id AND u.key_id = k.id AND u.day = d.day
       WHERE k.id = ${keyId}::uuid`;
     return rows[0];
   }

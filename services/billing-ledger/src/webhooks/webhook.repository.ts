@@ -4,6 +4,7 @@ import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint, WebhookE
 /** A delivery a worker claimed: what it sends, and the attempt count its result is recorded against. */
 export interface ClaimedDelivery {
   id: string;
+  organization_id: string;
   attempts: number;
   created_at: Date;
   url: string;
@@ -109,8 +110,10 @@ export class WebhookRepository {
       )
       UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
       FROM due, webhook_endpoints e, webhook_events ev
-      WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id
-      RETURNING d.id, d.attempts, d.created_at, e.url, e.secret, ev.id AS event_id, ev.body`;
+      WHERE d.id = due.id
+        AND e.organization_id = d.organization_id AND e.id = d.endpoint_id
+        AND ev.organization_id = d.organization_id AND ev.id = d.event_id
+      RETURNING d.id, d.organization_id, d.attempts, d.created_at, e.url, e.secret, ev.id AS event_id, ev.body`;
   }
 
   /**
@@ -124,7 +127,7 @@ export class WebhookRepository {
   ): Promise<void> {
     await this.db.$transaction(async (tx) => {
       const { count } = await tx.webhookDelivery.updateMany({
-        where: { id: claimed.id, status: "pending", attempts: claimed.attempts },
+        where: { id: claimed.id, organizationId: claimed.organization_id, status: "pending", attempts: claimed.attempts },
         data: {
           attempts: claimed.attempts + 1,
           status: next.status,
@@ -137,7 +140,14 @@ export class WebhookRepository {
       });
       if (count === 0) return;
       await tx.webhookDeliveryAttempt.create({
-        data: { deliveryId: claimed.id, attemptedAt: attempt.at, responseStatus: attempt.status, error: attempt.error, durationMs: attempt.durationMs },
+        data: {
+          organizationId: claimed.organization_id,
+          deliveryId: claimed.id,
+          attemptedAt: attempt.at,
+          responseStatus: attempt.status,
+          error: attempt.error,
+          durationMs: attempt.durationMs,
+        },
       });
     });
   }
