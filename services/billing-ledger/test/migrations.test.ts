@@ -254,3 +254,48 @@ describe("the migration to owned holds and budgets across midnight", () => {
     }
   });
 });
+
+describe("the migrations that give every per-organization row its organization (issue 47)", () => {
+  const scratch = scratchDatabase("orgs");
+
+  it("backfill holds, daily usage and webhook deliveries from their key or endpoint, and drop the orgless tombstones", async () => {
+    const names = await migrationNames();
+    const target = names.findIndex((n) => n.endsWith("_holds_organization_not_null"));
+    expect(target).toBeGreaterThan(0);
+    const serviceDir = path.join(scratch.workDir, "billing-ledger");
+    await cp(path.join(MIGRATIONS, "migration_lock.toml"), path.join(serviceDir, "prisma", "migrations", "migration_lock.toml"));
+    for (const name of names.slice(0, target)) await cp(path.join(MIGRATIONS, name), path.join(serviceDir, "prisma", "migrations", name), { recursive: true });
+    await deployMigrations({ serviceDir, databaseUrl: scratch.url });
+
+    const [user, org, key, endpoint, delivery] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const q = (sql: string, values: unknown[] = []) => scratch.client.query(sql, values);
+    await q("INSERT INTO users (id, email) VALUES ($1, 'orgs@example.test')", [user]);
+    await q("INSERT INTO organizations (id, name) VALUES ($1, 'orgs')", [org]);
+    await q("INSERT INTO api_keys (id, user_id, organization_id, prefix, key_hash, scopes, daily_budget) VALUES ($1, $2, $3, 'p', 'h', '{}', 100000)", [
+      key,
+      user,
+      org,
+    ]);
+    // A hold with its key but, as a row could be, no organization; and a release's tombstone of old.
+    const [keyed, tombstone] = [randomUUID(), randomUUID()];
+    await q("INSERT INTO holds (id, organization_id, key_id, amount, status, owner_ref) VALUES ($1, NULL, $2, 1000, 'active', 'r')", [keyed, key]);
+    await q("INSERT INTO holds (id, amount, status, source, reason, resolved_at) VALUES ($1, 0, 'released', 'text', 'gave up', now())", [tombstone]);
+    await q("INSERT INTO key_daily_usage (key_id, day, spent) VALUES ($1, '2026-11-01', 700)", [key]);
+    await q("INSERT INTO webhook_endpoints (id, organization_id, url, events, secret) VALUES ($1, $2, 'https://example.test/h', '{test}', 's')", [
+      endpoint,
+      org,
+    ]);
+    await q("INSERT INTO webhook_events (id, organization_id, type, body) VALUES ('msg_1', $1, 'test', '{}')", [org]);
+    await q("INSERT INTO webhook_deliveries (id, endpoint_id, event_id) VALUES ($1, $2, 'msg_1')", [delivery, endpoint]);
+    await q("INSERT INTO webhook_delivery_attempts (delivery_id, attempted_at, duration_ms) VALUES ($1, now(), 5)", [delivery]);
+
+    for (const name of names.slice(target)) await cp(path.join(MIGRATIONS, name), path.join(serviceDir, "prisma", "migrations", name), { recursive: true });
+    expect((await deployMigrations({ serviceDir, databaseUrl: scratch.url })).migrations).toEqual(names.slice(target));
+
+    expect((await q("SELECT id, organization_id FROM holds ORDER BY id")).rows).toEqual([{ id: keyed, organization_id: org }]);
+    expect((await q("SELECT organization_id, key_id, spent FROM key_daily_usage")).rows).toEqual([{ organization_id: org, key_id: key, spent: "700" }]);
+    expect((await q("SELECT organization_id FROM webhook_deliveries")).rows).toEqual([{ organization_id: org }]);
+    expect((await q("SELECT organization_id FROM webhook_delivery_attempts")).rows).toEqual([{ organization_id: org }]);
+    await expect(q("INSERT INTO holds (id, amount, status, resolved_at) VALUES ($1, 0, 'released', now())", [randomUUID()])).rejects.toThrow(/not-null/);
+  });
+});

@@ -8,7 +8,7 @@ CREATE OR REPLACE FUNCTION allowance_return_rest(p_allowance holds, p_reason tex
 RETURNS holds
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_rest bigint := p_allowance.amount - p_allowance.consumed;
+  v_rest bigint := hold_reserves(p_allowance);
   v_after holds%ROWTYPE;
   v_org record;
 BEGIN

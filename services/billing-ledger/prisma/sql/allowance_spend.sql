@@ -65,8 +65,8 @@ BEGIN
   UPDATE holds h SET consumed = h.consumed + v_estimate WHERE h.id = v_spend_id RETURNING * INTO v_allow;
   UPDATE api_keys k SET reserved = k.reserved - v_estimate WHERE k.id = v_allow.key_id;
   IF v_cost > 0 THEN
-    INSERT INTO key_daily_usage AS u (key_id, day, spent) VALUES (v_allow.key_id, p_day, v_cost)
-    ON CONFLICT (key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
+    INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (v_allow.organization_id, v_allow.key_id, p_day, v_cost)
+    ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
   END IF;
   UPDATE organizations o SET balance = o.balance - v_cost, reserved = o.reserved - v_estimate
   WHERE o.id = v_allow.organization_id

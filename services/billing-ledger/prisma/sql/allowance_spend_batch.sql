@@ -75,8 +75,8 @@ BEGIN
         FROM unnest(b.o_allowance_id, b.o_estimate) AS s(allowance_id, estimate) GROUP BY s.allowance_id) t
   WHERE a.id = t.allowance_id AND a.id = ANY (b.o_allowance_id);
 
-  INSERT INTO key_daily_usage AS u (key_id, day, spent)
-  SELECT s.key_id, p_day, sum(s.cost) FROM unnest(b.o_key_id, b.o_cost) AS s(key_id, cost)
-  GROUP BY s.key_id HAVING sum(s.cost) > 0
-  ON CONFLICT (key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
+  INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent)
+  SELECT s.org_id, s.key_id, p_day, sum(s.cost) FROM unnest(b.o_organization_id, b.o_key_id, b.o_cost) AS s(org_id, key_id, cost)
+  GROUP BY s.org_id, s.key_id HAVING sum(s.cost) > 0
+  ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
 END $$;

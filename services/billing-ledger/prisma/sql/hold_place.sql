@@ -46,9 +46,9 @@ BEGIN
   -- Then money parked in them refused it, and they come back within the holders' idle time: the
   -- caller may try again then.
   o_retry_after := p_amount <= v_room.o_left_budget + COALESCE((
-                     SELECT sum(a.amount - a.consumed) FROM holds a
+                     SELECT sum(hold_reserves(a)) FROM holds a
                      WHERE a.kind = 'allowance' AND a.status = 'active' AND a.key_id = p_key_id), 0)
                    AND p_amount <= v_room.o_left_balance + COALESCE((
-                     SELECT sum(a.amount - a.consumed) FROM holds a
+                     SELECT sum(hold_reserves(a)) FROM holds a
                      WHERE a.kind = 'allowance' AND a.status = 'active' AND a.organization_id = v_room.o_organization_id), 0);
 END $$;

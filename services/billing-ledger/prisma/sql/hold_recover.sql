@@ -52,8 +52,8 @@ BEGIN
           'recovered from its owner''s final record', p_settled_at, p_settled_at, p_allowance_id)
   RETURNING * INTO o_hold;
   IF p_settled > 0 THEN
-    INSERT INTO key_daily_usage AS u (key_id, day, spent) VALUES (p_key_id, o_hold.budget_day, p_settled)
-    ON CONFLICT (key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
+    INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (p_organization_id, p_key_id, o_hold.budget_day, p_settled)
+    ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
   END IF;
   UPDATE organizations o SET balance = o.balance - p_settled,
                              owes = o.owes OR o.balance - p_settled < o.reserved

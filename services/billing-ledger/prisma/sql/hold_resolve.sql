@@ -64,7 +64,7 @@ BEGIN
   ELSIF p_op = 'settle' AND p_amount > v_hold.amount THEN
     o_outcome := 'exceeds_hold';
   ELSE
-    v_rest := v_hold.amount - v_hold.consumed;
+    v_rest := hold_reserves(v_hold);
     UPDATE holds h SET
       status = CASE p_op WHEN 'settle' THEN 'settled'::hold_status WHEN 'release' THEN 'released'::hold_status ELSE 'expired'::hold_status END,
       settled = CASE WHEN p_op = 'settle' THEN p_amount END,
@@ -75,8 +75,8 @@ BEGIN
     RETURNING * INTO o_hold;
     UPDATE api_keys k SET reserved = k.reserved - v_rest WHERE k.id = v_hold.key_id;
     IF p_op = 'settle' AND p_amount > 0 THEN
-      INSERT INTO key_daily_usage AS u (key_id, day, spent) VALUES (v_hold.key_id, p_day, p_amount)
-      ON CONFLICT (key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
+      INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (v_hold.organization_id, v_hold.key_id, p_day, p_amount)
+      ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
     END IF;
     UPDATE organizations o SET
       balance = o.balance - CASE WHEN p_op = 'settle' THEN p_amount ELSE 0 END,

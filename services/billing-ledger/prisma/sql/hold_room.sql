@@ -17,6 +17,7 @@ BEGIN
   END IF;
   o_organization_id := v_key.organization_id;
   o_left_budget := v_key.daily_budget - v_key.reserved
-                   - (SELECT COALESCE(sum(u.spent), 0) FROM key_daily_usage u WHERE u.key_id = p_key_id AND u.day = p_day);
+                   - (SELECT COALESCE(sum(u.spent), 0) FROM key_daily_usage u
+                      WHERE u.organization_id = v_key.organization_id AND u.key_id = p_key_id AND u.day = p_day);
   SELECT o.balance - o.reserved INTO o_left_balance FROM organizations o WHERE o.id = v_key.organization_id;
 END $$;

@@ -18,7 +18,7 @@ DECLARE
   v_percent integer;
 BEGIN
   SELECT k.id, k.organization_id, k.name, k.daily_budget, k.budget_alert_percents INTO v_key
-  FROM api_keys k WHERE k.id = NEW.key_id;
+  FROM api_keys k WHERE k.organization_id = NEW.organization_id AND k.id = NEW.key_id;
   IF cardinality(v_key.budget_alert_percents) = 0 OR v_key.daily_budget <= 0 THEN
     RETURN NULL;
   END IF;

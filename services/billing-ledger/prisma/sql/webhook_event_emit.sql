@@ -22,8 +22,8 @@ BEGIN
   IF NOT FOUND THEN
     RETURN NULL;
   END IF;
-  INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, next_attempt_at, created_at)
-  SELECT gen_random_uuid(), e.id, v_id, 'pending', v_now, v_now
+  INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status, next_attempt_at, created_at)
+  SELECT gen_random_uuid(), e.organization_id, e.id, v_id, 'pending', v_now, v_now
   FROM webhook_endpoints e
   WHERE e.organization_id = p_org
     AND (CASE WHEN p_endpoint IS NULL THEN p_type = ANY (e.events) ELSE e.id = p_endpoint END);

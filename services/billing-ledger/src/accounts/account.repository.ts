@@ -44,11 +44,20 @@ export class AccountRepository {
     });
   }
 
-  /** Up to `limit` entries, newest first, older than entry `before` when given. */
+  /**
+   * Up to `limit` entries, newest first by (created_at, id), after entry `before` when given (the
+   * cursor stays an entry's id; its place is its created_at and id, so paging needs no single sequence
+   * across organizations: docs/scale.md).
+   */
   async ledger(organizationId: string, limit: number, before?: number): Promise<LedgerEntry[]> {
+    const after = before === undefined ? undefined : await this.db.ledgerEntry.findFirst({ where: { organizationId, id: BigInt(before) } });
+    if (before !== undefined && !after) return [];
     return this.db.ledgerEntry.findMany({
-      where: { organizationId, ...(before !== undefined ? { id: { lt: BigInt(before) } } : {}) },
-      orderBy: { id: "desc" },
+      where: {
+        organizationId,
+        ...(after ? { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] } : {}),
+      },
+      orderBy: [{ createdAt: "desc" }, { id: "desc" }],
       take: limit,
     });
   }

@@ -27,7 +27,7 @@ export class BooksRepository {
       SELECT o.id, o.name, o.balance, o.reserved,
         COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'credit'), 0)::bigint AS credits,
         COALESCE((SELECT sum(l.amount) FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle'), 0)::bigint AS settled,
-        COALESCE((SELECT sum(h.amount - h.consumed) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
+        COALESCE((SELECT sum(hold_reserves(h)) FROM holds h WHERE h.organization_id = o.id AND h.status = 'active'), 0)::bigint AS active,
         COALESCE((SELECT sum(c.amount) FROM credits c WHERE c.organization_id = o.id), 0)::bigint AS credit_rows,
         COALESCE((SELECT sum(h.settled) FROM holds h WHERE h.organization_id = o.id AND h.status = 'settled'), 0)::bigint AS settled_holds,
         EXISTS (SELECT 1 FROM ledger_entries l WHERE l.organization_id = o.id AND l.kind = 'settle' AND l.reference = 'recovered') AS recovered
@@ -60,7 +60,7 @@ export class BooksRepository {
     return this.db.$queryRaw<{ id: bigint; hold_id: string; kind: string; amount: bigint; expected: bigint | null }[]>`
       SELECT * FROM (
         SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
-          CASE l.kind WHEN 'settle' THEN h.settled WHEN 'hold' THEN h.amount ELSE h.amount - h.consumed END AS expected
+          CASE l.kind WHEN 'settle' THEN h.settled WHEN 'hold' THEN h.amount ELSE hold_reserves(h) END AS expected
         FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
         WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
       ) e
@@ -90,12 +90,12 @@ export class BooksRepository {
   badUsage() {
     return this.db.$queryRaw<{ key_id: string; day: string; spent: bigint; h_spent: bigint }[]>`
       WITH by_day AS (
-        SELECT key_id, budget_day AS day, sum(settled)::bigint AS h_spent
-        FROM holds WHERE status = 'settled' AND settled > 0 GROUP BY key_id, budget_day
+        SELECT organization_id, key_id, budget_day AS day, sum(settled)::bigint AS h_spent
+        FROM holds WHERE status = 'settled' AND settled > 0 GROUP BY organization_id, key_id, budget_day
       )
       SELECT COALESCE(u.key_id, b.key_id) AS key_id, to_char(COALESCE(u.day, b.day), 'YYYY-MM-DD') AS day,
         COALESCE(u.spent, 0) AS spent, COALESCE(b.h_spent, 0) AS h_spent
-      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.key_id = u.key_id AND b.day = u.day
+      FROM key_daily_usage u FULL OUTER JOIN by_day b ON b.organization_id = u.organization_id AND b.key_id = u.key_id AND b.day = u.day
       WHERE COALESCE(u.spent, 0) <> COALESCE(b.h_spent, 0)
       LIMIT 100`;
   }
@@ -105,7 +105,7 @@ export class BooksRepository {
     return this.db.$queryRaw<{ key_id: string; reserved: bigint; active: bigint }[]>`
       SELECT * FROM (
         SELECT k.id AS key_id, k.reserved,
-          COALESCE((SELECT sum(h.amount - h.consumed) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)::bigint AS active
+          COALESCE((SELECT sum(hold_reserves(h)) FROM holds h WHERE h.key_id = k.id AND h.status = 'active'), 0)::bigint AS active
         FROM api_keys k
       ) r
       WHERE r.reserved <> r.active

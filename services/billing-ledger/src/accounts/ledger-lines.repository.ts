@@ -49,24 +49,25 @@ export class LedgerLinesRepository {
                     WHEN h.status = 'settled' THEN 'charged'
                     ELSE 'released' END AS status,
                CASE WHEN e.kind = 'credit' THEN e.amount
-                    WHEN h.status = 'active' THEN -(h.amount - h.consumed)
+                    WHEN h.status = 'active' THEN -hold_reserves(h)
                     WHEN h.status = 'settled' THEN -COALESCE(h.settled, 0)
                     ELSE 0 END AS amount,
-               CASE WHEN e.kind = 'credit' THEN 0 ELSE h.amount - h.consumed END AS reserved,
+               CASE WHEN e.kind = 'credit' THEN 0 ELSE hold_reserves(h) END AS reserved,
                COALESCE(e.reference, h.reason) AS reference,
                h.resolved_at
         FROM ledger_entries e
-        LEFT JOIN holds h ON h.id = e.hold_id
-        LEFT JOIN api_keys k ON k.id = e.key_id
+        LEFT JOIN holds h ON h.organization_id = e.organization_id AND h.id = e.hold_id
+        LEFT JOIN api_keys k ON k.organization_id = e.organization_id AND k.id = e.key_id
         WHERE e.organization_id = ${f.organizationId}::uuid
           AND e.kind IN ('credit', 'hold')
           AND (h.kind IS DISTINCT FROM 'allowance' OR h.status = 'active')
           AND (${f.since ?? null}::timestamptz IS NULL OR e.created_at >= ${f.since ?? null}::timestamptz)
           AND (${f.until ?? null}::timestamptz IS NULL OR e.created_at < ${f.until ?? null}::timestamptz)
-          AND (${f.before ?? null}::bigint IS NULL OR e.id < ${f.before ?? null}::bigint)
+          AND (${f.before ?? null}::bigint IS NULL OR (e.created_at, e.id) < (
+                SELECT c.created_at, c.id FROM ledger_entries c WHERE c.organization_id = ${f.organizationId}::uuid AND c.id = ${f.before ?? null}::bigint))
       ) line
       WHERE ${f.status ?? null}::text IS NULL OR line.status = ${f.status ?? null}::text
-      ORDER BY line.id DESC
+      ORDER BY line.created_at DESC, line.id DESC
       LIMIT ${f.limit}`;
     return rows.map((r) => ({
       id: toMicrorub(r.id),

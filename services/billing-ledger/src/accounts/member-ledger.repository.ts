@@ -28,7 +28,7 @@ type Row = {
 
 /**
  * An organization's ledger as the cabinet shows it: each entry with the key's name and the model and
- * operation of its hold, newest first, on the (organization_id, id) index.
+ * operation of its hold, newest first, on the (organization_id, created_at, id) index.
  */
 export class MemberLedgerRepository {
   constructor(private readonly db: Db) {}
@@ -38,14 +38,15 @@ export class MemberLedgerRepository {
       SELECT e.id, e.kind, e.amount, e.balance_after, e.reserved_after, e.key_id, k.name AS key_name, e.hold_id,
              h.model, h.operation, e.reference, e.created_at
       FROM ledger_entries e
-      LEFT JOIN holds h ON h.id = e.hold_id
-      LEFT JOIN api_keys k ON k.id = e.key_id
+      LEFT JOIN holds h ON h.organization_id = e.organization_id AND h.id = e.hold_id
+      LEFT JOIN api_keys k ON k.organization_id = e.organization_id AND k.id = e.key_id
       WHERE e.organization_id = ${f.organizationId}::uuid
         AND (${f.kind ?? null}::text IS NULL OR e.kind::text = ${f.kind ?? null}::text)
         AND (${f.since ?? null}::timestamptz IS NULL OR e.created_at >= ${f.since ?? null}::timestamptz)
         AND (${f.until ?? null}::timestamptz IS NULL OR e.created_at < ${f.until ?? null}::timestamptz)
-        AND (${f.before ?? null}::bigint IS NULL OR e.id < ${f.before ?? null}::bigint)
-      ORDER BY e.id DESC
+        AND (${f.before ?? null}::bigint IS NULL OR (e.created_at, e.id) < (
+              SELECT c.created_at, c.id FROM ledger_entries c WHERE c.organization_id = ${f.organizationId}::uuid AND c.id = ${f.before ?? null}::bigint))
+      ORDER BY e.created_at DESC, e.id DESC
       LIMIT ${f.limit}`;
     return rows.map((r) => ({
       id: toMicrorub(r.id),

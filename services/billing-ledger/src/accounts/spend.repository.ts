@@ -31,7 +31,7 @@ export class SpendRepository {
   async perKey(organizationId: string, fromDay: string, toDay: string): Promise<SpendReport["by_key"]> {
     const rows = await this.db.$queryRaw<{ key_id: string | null; key_name: string | null; amount: bigint; requests: number }[]>`
       SELECT h.key_id, k.name AS key_name, sum(h.settled)::bigint AS amount, count(*)::int AS requests
-      FROM holds h LEFT JOIN api_keys k ON k.id = h.key_id
+      FROM holds h LEFT JOIN api_keys k ON k.organization_id = h.organization_id AND k.id = h.key_id
       WHERE h.organization_id = ${organizationId}::uuid AND h.status = 'settled' AND h.budget_day BETWEEN ${fromDay}::date AND ${toDay}::date AND h.settled > 0
       GROUP BY h.key_id, k.name
       ORDER BY amount DESC, k.name`;
@@ -57,8 +57,8 @@ export class SpendRepository {
   /** What the organization's open allowances reserve and their requests have not taken yet. */
   async setAside(organizationId: string): Promise<number> {
     const rows = await this.db.$queryRaw<{ amount: bigint }[]>`
-      SELECT COALESCE(sum(amount - consumed), 0)::bigint AS amount
-      FROM holds WHERE organization_id = ${organizationId}::uuid AND kind = 'allowance' AND status = 'active'`;
+      SELECT COALESCE(sum(hold_reserves(h)), 0)::bigint AS amount
+      FROM holds h WHERE organization_id = ${organizationId}::uuid AND kind = 'allowance' AND status = 'active'`;
     return toMicrorub(rows[0]!.amount);
   }
 

@@ -1,26 +1,31 @@
-import { toMicrorub, type Hold, type HoldStatus } from "@meter/contracts";
+import { toMicrorub, type Hold } from "@meter/contracts";
+import type { PgRow } from "@meter/service-kit";
 import type { Hold as HoldModel } from "../generated/prisma/client";
 
-/** A hold as `apply_hold_ops` returns it (pg gives bigints as strings; budget_day is already text). */
-export interface HoldSqlRow {
-  hold_id: string;
-  status: HoldStatus | null;
-  amount: string | null;
-  settled: string | null;
-  organization_id: string | null;
-  key_id: string | null;
-  operation: string | null;
-  model: string | null;
-  source: string | null;
-  owner_ref: string | null;
-  budget_day: string | null;
-  created_at: Date | null;
-  resolved_at: Date | null;
-  kind: "request" | "allowance" | null;
-  allowance_id: string | null;
-  consumed: string | null;
-  usable_until: Date | null;
-}
+/** The columns of `holds` that `apply_hold_ops` returns for the hold an op left behind. */
+type ReturnedColumn =
+  | "status"
+  | "amount"
+  | "settled"
+  | "organization_id"
+  | "key_id"
+  | "operation"
+  | "model"
+  | "source"
+  | "owner_ref"
+  | "created_at"
+  | "resolved_at"
+  | "kind"
+  | "allowance_id"
+  | "consumed"
+  | "usable_until";
+
+/**
+ * A hold as `apply_hold_ops` returns it: the `holds` row as pg gives it (PgRow over the generated model,
+ * so the table is declared once, in schema.prisma), every column null when the op found or made no hold,
+ * under `hold_id`, with budget_day already text.
+ */
+export type HoldSqlRow = { [K in ReturnedColumn]: PgRow<HoldModel>[K] | null } & { hold_id: string; budget_day: string | null };
 
 /** The hold an op left behind, or null when the op found or made none (a refused placement, an unknown id). */
 export function holdFromSql(row: HoldSqlRow): Hold | null {

@@ -108,19 +108,37 @@ export class ApiKeyRepository {
           ...(changes.budgetAlertPercents !== undefined ? { budgetAlertPercents: changes.budgetAlertPercents } : {}),
         },
       });
-      return { row, budgetBefore: BigInt(locked.daily_budget), allowances: await openAllowances(tx, [id]) };
+      return { row, budgetBefore: BigInt(locked.daily_budget), allowances: await openAllowances(tx, [id], row.organizationId) };
     });
   }
 
   /**
    * Closes every active key whose expires_at has passed (status expired, `billing.key.expired` through
-   * the outbox, in one transaction): the keys and their allowances still open, to be called back.
+   * the outbox): the keys and their allowances still open, to be called back. The candidates are read
+   * without locks; then each organization's keys are closed in a transaction of their own, only those
+   * still active and due (another replica's sweep, or a revocation, may have taken one meanwhile), so no
+   * transaction spans organizations (docs/scale.md).
    */
   async expireDue(now: Date, limit = 500): Promise<{ keyIds: string[]; allowances: OpenAllowance[] }> {
+    const due = await this.db.$queryRaw<{ id: string; organization_id: string }[]>`
+      SELECT id, organization_id FROM api_keys WHERE status = 'active' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`;
+    const byOrganization = new Map<string, string[]>();
+    for (const k of due) byOrganization.set(k.organization_id, [...(byOrganization.get(k.organization_id) ?? []), k.id]);
+    const closed = { keyIds: [] as string[], allowances: [] as OpenAllowance[] };
+    for (const [organizationId, ids] of byOrganization) {
+      const { keyIds, allowances } = await this.expireOf(organizationId, ids, now);
+      closed.keyIds.push(...keyIds);
+      closed.allowances.push(...allowances);
+    }
+    return closed;
+  }
+
+  /** The keys among `ids` of one organization that are still active and due, closed in one transaction. */
+  private async expireOf(organizationId: string, ids: string[], now: Date): Promise<{ keyIds: string[]; allowances: OpenAllowance[] }> {
     return this.db.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<{ id: string; expires_at: Date; organization_id: string; name: string | null }[]>`
         UPDATE api_keys SET status = 'expired'
-        WHERE id IN (SELECT id FROM api_keys WHERE status = 'active' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit} FOR NO KEY UPDATE SKIP LOCKED)
+        WHERE organization_id = ${organizationId}::uuid AND id = ANY (${ids}::uuid[]) AND status = 'active' AND expires_at <= ${now}
         RETURNING id, expires_at, organization_id, name`;
       for (const r of rows) {
         await writeOutboxMessage(tx, "billing.key.expired", { version: "v1", key_id: r.id, expired_at: r.expires_at.toISOString() });
@@ -129,13 +147,8 @@ export class ApiKeyRepository {
         await tx.$queryRaw`SELECT webhook_event_emit(${r.organization_id}::uuid, 'key.expired', ${`key.expired:${r.id}`}, ${JSON.stringify(data)}::jsonb)`;
       }
       const keyIds = rows.map((r) => r.id);
-      return { keyIds, allowances: keyIds.length > 0 ? await openAllowances(tx, keyIds) : [] };
+      return { keyIds, allowances: keyIds.length > 0 ? await openAllowances(tx, keyIds, organizationId) : [] };
     });
-  }
-
-  /** The allowances of a key still open (active, not closed by their holder): what a recall asks its holder to close. */
-  async openAllowancesOf(keyId: string): Promise<OpenAllowance[]> {
-    return openAllowances(this.db, [keyId]);
   }
 
   /**
@@ -151,14 +164,14 @@ export class ApiKeyRepository {
       SELECT to_char(d.day, 'YYYY-MM-DD') AS day, COALESCE(u.spent, 0)::bigint AS spent, k.reserved, k.daily_budget
       FROM api_keys k
       CROSS JOIN (SELECT (COALESCE(${at}::timestamptz, now()) AT TIME ZONE ${timezone})::date AS day) d
-      LEFT JOIN key_daily_usage u ON u.key_id = k.id AND u.day = d.day
+      LEFT JOIN key_daily_usage u ON u.organization_id = k.organization_id AND u.key_id = k.id AND u.day = d.day
       WHERE k.id = ${keyId}::uuid`;
     return rows[0];
   }
 }
 
-async function openAllowances(db: Pick<Db, "$queryRaw">, keyIds: string[]): Promise<OpenAllowance[]> {
+async function openAllowances(db: Pick<Db, "$queryRaw">, keyIds: string[], organizationId: string): Promise<OpenAllowance[]> {
   return db.$queryRaw<OpenAllowance[]>`
     SELECT id, source FROM holds
-    WHERE key_id = ANY (${keyIds}::uuid[]) AND kind = 'allowance' AND status = 'active' AND closing_used IS NULL`;
+    WHERE organization_id = ${organizationId}::uuid AND key_id = ANY (${keyIds}::uuid[]) AND kind = 'allowance' AND status = 'active' AND closing_used IS NULL`;
 }

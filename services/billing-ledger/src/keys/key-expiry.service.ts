@@ -5,7 +5,8 @@ import type { ApiKeyService } from "./api-key.service";
 /**
  * Closes keys whose expires_at passed: shown expired, `billing.key.expired` published, their allowances
  * called back. Verification refuses such a key from its expires_at on whatever this sweep's pace; the
- * sweep returns the money parked for it. Safe on several replicas (SKIP LOCKED, each key once).
+ * sweep returns the money parked for it. Safe on several replicas: a key is closed by the one update that
+ * still finds it active, one organization per transaction (ApiKeyRepository.expireDue).
  */
 export class KeyExpiryService {
   constructor(

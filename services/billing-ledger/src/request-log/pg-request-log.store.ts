@@ -95,7 +95,7 @@ export class PgRequestLogStore implements RequestLogStore {
          LIMIT ${param(q.limit)}
        )
        SELECT r.*, k.name AS key_name
-       FROM page p JOIN request_log r ON r.hold_id = p.hold_id LEFT JOIN api_keys k ON k.id = r.key_id
+       FROM page p JOIN request_log r ON r.hold_id = p.hold_id LEFT JOIN api_keys k ON k.organization_id = r.organization_id AND k.id = r.key_id
        ORDER BY p.created_at DESC, p.hold_id DESC`,
       params,
     );

@@ -4,6 +4,7 @@ import type { WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpoint, WebhookE
 /** A delivery a worker claimed: what it sends, and the attempt count its result is recorded against. */
 export interface ClaimedDelivery {
   id: string;
+  organization_id: string;
   attempts: number;
   created_at: Date;
   url: string;
@@ -95,22 +96,34 @@ export class WebhookRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries for `leaseMs` (FOR UPDATE SKIP LOCKED: replicas take different
-   * rows; the lease keeps a claimed row from others until its attempt is recorded or the lease ends).
+   * Claims up to `limit` due deliveries for `leaseMs`: the candidates are read without locks, then each
+   * organization's are leased by one conditional update (still pending and due), so replicas take
+   * different rows (the second update of a row waits for the first and then finds it leased) and no
+   * statement spans organizations (docs/scale.md). The lease keeps a claimed row from others until its
+   * attempt is recorded or the lease ends.
    */
-  claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-    return this.db.$queryRaw<ClaimedDelivery[]>`
-      WITH due AS (
-        SELECT d.id FROM webhook_deliveries d
-        WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-        ORDER BY d.next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      )
-      UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
-      FROM due, webhook_endpoints e, webhook_events ev
-      WHERE d.id = due.id AND e.id = d.endpoint_id AND ev.id = d.event_id
-      RETURNING d.id, d.attempts, d.created_at, e.url, e.secret, ev.id AS event_id, ev.body`;
+  async claim(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const due = await this.db.$queryRaw<{ id: string; organization_id: string }[]>`
+      SELECT d.id, d.organization_id FROM webhook_deliveries d
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+      ORDER BY d.next_attempt_at
+      LIMIT ${limit}`;
+    const byOrganization = new Map<string, string[]>();
+    for (const d of due) byOrganization.set(d.organization_id, [...(byOrganization.get(d.organization_id) ?? []), d.id]);
+    const claimed: ClaimedDelivery[] = [];
+    for (const [organizationId, ids] of byOrganization) {
+      claimed.push(
+        ...(await this.db.$queryRaw<ClaimedDelivery[]>`
+          UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000})
+          FROM webhook_endpoints e, webhook_events ev
+          WHERE d.organization_id = ${organizationId}::uuid AND d.id = ANY (${ids}::uuid[])
+            AND d.status = 'pending' AND d.next_attempt_at <= now()
+            AND e.organization_id = d.organization_id AND e.id = d.endpoint_id
+            AND ev.organization_id = d.organization_id AND ev.id = d.event_id
+          RETURNING d.id, d.organization_id, d.attempts, d.created_at, e.url, e.secret, ev.id AS event_id, ev.body`),
+      );
+    }
+    return claimed;
   }
 
   /**
@@ -124,7 +137,7 @@ export class WebhookRepository {
   ): Promise<void> {
     await this.db.$transaction(async (tx) => {
       const { count } = await tx.webhookDelivery.updateMany({
-        where: { id: claimed.id, status: "pending", attempts: claimed.attempts },
+        where: { id: claimed.id, organizationId: claimed.organization_id, status: "pending", attempts: claimed.attempts },
         data: {
           attempts: claimed.attempts + 1,
           status: next.status,
@@ -137,7 +150,14 @@ export class WebhookRepository {
       });
       if (count === 0) return;
       await tx.webhookDeliveryAttempt.create({
-        data: { deliveryId: claimed.id, attemptedAt: attempt.at, responseStatus: attempt.status, error: attempt.error, durationMs: attempt.durationMs },
+        data: {
+          organizationId: claimed.organization_id,
+          deliveryId: claimed.id,
+          attemptedAt: attempt.at,
+          responseStatus: attempt.status,
+          error: attempt.error,
+          durationMs: attempt.durationMs,
+        },
       });
     });
   }
