@@ -89,10 +89,16 @@ const CLAIM_SQL = `
 // published rows, 0 after the first plain scan (docs/benchmarks.md, "Issue 32").
 const PLAIN_INDEX_SCAN_SQL = "SET LOCAL enable_bitmapscan = off";
 
-/** Every row of a batch marked published in one statement. */
+/**
+ * Every row of a batch marked published in one statement and one round trip, its commit not waiting for
+ * the disk: set_config(..., true) sets synchronous_commit for the statement's own transaction (the
+ * one-time filter runs it before any row), where SET LOCAL would need BEGIN and COMMIT around it. A mark
+ * lost in a crash publishes those rows again, which consumers absorb by message id.
+ */
 const MARK_PUBLISHED_SQL = `
+  WITH relaxed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))
   UPDATE outbox_messages SET published_at = now(), last_error = NULL
-  WHERE message_id = ANY ($1::uuid[]) AND published_at IS NULL`;
+  WHERE message_id = ANY ($1::uuid[]) AND published_at IS NULL AND EXISTS (SELECT 1 FROM relaxed)`;
 
 const MARK_FAILED_SQL = `
   UPDATE outbox_messages AS o
@@ -198,22 +204,13 @@ class Relay implements OutboxRelay {
     }
   }
 
-  /**
-   * Marks rows published; ids that arrive while a mark is under way go together in the next one.
-   * Marking need not wait for the disk (synchronous_commit off): a mark lost in a crash publishes those
-   * rows again, which consumers absorb by message id.
-   */
+  /** Marks rows published (MARK_PUBLISHED_SQL); ids that arrive while a mark is under way go together in the next one. */
   private markPublished(ids: readonly string[]): Promise<void> {
     if (!this.marking) {
       const batch: { ids: string[]; done: Promise<void> } = { ids: [], done: Promise.resolve() };
       batch.done = this.markInFlight.then(async () => {
         if (this.marking === batch) this.marking = undefined;
-        await this.db.$transaction(
-          async (tx) => {
-            await tx.$executeRawUnsafe(MARK_PUBLISHED_SQL, batch.ids);
-          },
-          { synchronousCommit: false, timeout: 15_000 },
-        );
+        await this.db.$executeRawUnsafe(MARK_PUBLISHED_SQL, batch.ids);
       });
       this.markInFlight = batch.done.catch(() => undefined);
       this.marking = batch;
