@@ -33,6 +33,6 @@ export {
   type RefusalReason,
 } from "./message-signature";
 export { outboxInsertSql, writeOutboxMessage, type OutboxDb, type OutboxInsert, type SqlExecutor } from "./outbox-sql";
-export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox-relay";
+export { startOutboxRelay, DIRECT_PUBLISH_LEASE_MS, type OutboxRelay, type OutboxRelayOptions, type OutboxRow } from "./outbox-relay";
 export { deadLetterCount, showDeadLetters, replayDeadLetters, purgeDeadLetters, workQueueOf, type DeadLetter } from "./dead-letters";
 export { watchedQueues, queueCounts, readWatchedQueues, type QueueRole, type WatchedQueue, type QueueReading } from "./queue-census";
