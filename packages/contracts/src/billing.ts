@@ -146,8 +146,21 @@ export const HoldOp = z.discriminatedUnion("op", [
   // A request's hold placed on an allowance names it, as its command on the bus does: a holder whose
   // bus is down hands its commands over here instead (docs/api.md, "Allowances").
   // The request log's fields ride along too (docs/api.md "Request log").
-  SettleHoldRequest.extend({ op: z.literal("settle"), hold_id: z.uuid(), allowance: AllowanceSpend.optional(), log: RequestLogFields.optional() }),
-  ReleaseHoldRequest.extend({ op: z.literal("release"), hold_id: z.uuid(), allowance: AllowanceSpend.optional(), log: RequestLogFields.optional() }),
+  // The organization of the hold's key: a release of an id billing never saw keeps it under that organization.
+  SettleHoldRequest.extend({
+    op: z.literal("settle"),
+    hold_id: z.uuid(),
+    organization_id: z.uuid().optional(),
+    allowance: AllowanceSpend.optional(),
+    log: RequestLogFields.optional(),
+  }),
+  ReleaseHoldRequest.extend({
+    op: z.literal("release"),
+    hold_id: z.uuid(),
+    organization_id: z.uuid().optional(),
+    allowance: AllowanceSpend.optional(),
+    log: RequestLogFields.optional(),
+  }),
   GrantAllowanceRequest.extend({ op: z.literal("grant") }),
 ]);
 export type HoldOp = z.infer<typeof HoldOp>;

@@ -6,6 +6,8 @@ export type HoldResolution = { settles: true; amount: number } | { settles: fals
 
 /** What a final record's command carries besides the resolution. */
 export interface HoldCommandExtras {
+  /** The organization of the record's key: billing keeps every hold, a release's tombstone too, under it. */
+  organizationId: string;
   /** A hold placed locally on an allowance names it, so billing records the request there. */
   allowance?: AllowanceSpend | undefined;
   /** The request's entry in the request log, written by billing with the settlement. */
@@ -19,11 +21,16 @@ export interface HoldCommandExtras {
  */
 export function holdCommandOf(holdId: string, resolution: HoldResolution, extras: HoldCommandExtras): OutboxInsert {
   const allowance = extras.allowance ? { allowance: extras.allowance } : {};
+  const organization_id = extras.organizationId;
   return resolution.settles
-    ? outboxInsertSql("billing.hold.settle", { version: "v1", hold_id: holdId, amount_microrub: resolution.amount, ...allowance, log: extras.log }, holdId)
+    ? outboxInsertSql(
+        "billing.hold.settle",
+        { version: "v1", hold_id: holdId, amount_microrub: resolution.amount, organization_id, ...allowance, log: extras.log },
+        holdId,
+      )
     : outboxInsertSql(
         "billing.hold.release",
-        { version: "v1", hold_id: holdId, reason: resolution.reason.slice(0, 200), ...allowance, log: extras.log },
+        { version: "v1", hold_id: holdId, reason: resolution.reason.slice(0, 200), organization_id, ...allowance, log: extras.log },
         holdId,
       );
 }

@@ -29,12 +29,16 @@ class Billing {
     return holdOf(req.hold_id, answer);
   };
 
-  release = async (holdId: string): Promise<Hold> => {
+  /** The organization each release named (billing records a release of an unknown id under it). */
+  readonly releasedUnder: (string | undefined)[] = [];
+
+  release = async (holdId: string, _reason: string, organizationId?: string): Promise<Hold> => {
     if (this.failReleases > 0) {
       this.failReleases--;
       throw new BillingUnreachable("unknown");
     }
     this.released.push(holdId);
+    this.releasedUnder.push(organizationId);
     return holdOf(holdId, "released");
   };
 }
@@ -46,7 +50,18 @@ class Store {
 
   add(over: Partial<Rec> = {}): Rec {
     const id = over.id ?? randomUUID();
-    const r: Rec = { id, holdId: id, keyId: randomUUID(), estimatedCost: 500, operation: "ocr", model: "m", attempts: 1, state: "reserving", ...over };
+    const r: Rec = {
+      id,
+      holdId: id,
+      keyId: randomUUID(),
+      organizationId: randomUUID(),
+      estimatedCost: 500,
+      operation: "ocr",
+      model: "m",
+      attempts: 1,
+      state: "reserving",
+      ...over,
+    };
     this.records.set(id, r);
     return r;
   }
@@ -159,6 +174,7 @@ describe("HoldReservation: a used-up hold id", () => {
     expect(reserved.record.holdId).not.toBe(r.id);
     expect(billing.placed.map((p) => p.hold_id)).toEqual([r.id, reserved.record.holdId]);
     expect(billing.released).toEqual([r.id]);
+    expect(billing.releasedUnder).toEqual([r.organizationId]);
   });
 
   it("a fresh id that is used up again and again: pending after two fresh ids, never an endless loop", async () => {

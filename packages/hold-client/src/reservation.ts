@@ -10,6 +10,8 @@ export interface HeldRecord {
   id: string;
   holdId: string;
   keyId: string;
+  /** The key's organization: a release of the hold id is recorded under it. */
+  organizationId: string;
   estimatedCost: number;
   /** The operation its hold is placed for (its tariff's). */
   operation: Operation;
@@ -139,7 +141,7 @@ export class HoldReservation<R extends HeldRecord> {
     }
     if (record.holdId !== record.id) {
       try {
-        await this.deps.billing.release(record.holdId, "refused; nothing reserved");
+        await this.deps.billing.release(record.holdId, "refused; nothing reserved", record.organizationId);
       } catch (e) {
         // Not yet safe to forget: the next attempt places (and is refused, or held) again.
         this.deps.logger.warn({ err: e, record: record.id }, "could not release a refused record's hold id; pending");
@@ -159,7 +161,7 @@ export class HoldReservation<R extends HeldRecord> {
     }
     this.deps.logger.warn({ record: record.id, hold: record.holdId }, `${why}; reserving under a new hold id`);
     // Best effort: a used-up id holds nothing, and a stray placement of it is the hold audit's to release.
-    if (record.holdId === record.id) await this.deps.billing.release(record.holdId, "replaced by a new hold id").catch(() => undefined);
+    if (record.holdId === record.id) await this.deps.billing.release(record.holdId, "replaced by a new hold id", record.organizationId).catch(() => undefined);
     const moved = await this.deps.store.moveHold(record, randomUUID());
     if (!moved) return this.moved(record);
     return this.reserve(moved, undefined, freshIds - 1);

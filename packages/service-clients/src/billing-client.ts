@@ -56,12 +56,13 @@ export class BillingClient {
     return this.holdOps.submit({ op: "place", ...req });
   }
 
-  settle(holdId: string, amount: number): Promise<Hold> {
-    return this.holdOps.submit({ op: "settle", hold_id: holdId, amount_microrub: amount });
+  settle(holdId: string, amount: number, organizationId?: string): Promise<Hold> {
+    return this.holdOps.submit({ op: "settle", hold_id: holdId, amount_microrub: amount, ...orgOf(organizationId) });
   }
 
-  release(holdId: string, reason: string): Promise<Hold> {
-    return this.holdOps.submit({ op: "release", hold_id: holdId, reason });
+  /** With the organization of the hold's key: a release of an id billing never saw is recorded under it (without one, such a release is not found). */
+  release(holdId: string, reason: string, organizationId?: string): Promise<Hold> {
+    return this.holdOps.submit({ op: "release", hold_id: holdId, reason, ...orgOf(organizationId) });
   }
 
   /** A settle or release as its command on the bus says it (a request on an allowance, an allowance's close). */
@@ -127,4 +128,8 @@ function unreachableOr(e: unknown): unknown {
   if (e instanceof InternalHttpError && OWN_FAULT.has(e.status)) return e;
   if (e instanceof InternalHttpError) return new AppError(e.code as ErrorCode, e.message, { cause: e });
   return e;
+}
+
+function orgOf(organizationId: string | undefined): { organization_id?: string } {
+  return organizationId === undefined ? {} : { organization_id: organizationId };
 }

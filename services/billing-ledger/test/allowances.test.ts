@@ -55,8 +55,9 @@ const commands = {
     ]);
     return { requestId, outcome: outcomeOf(r) };
   },
-  async close(allowanceId: string, used: number, source: HoldSource = "text") {
-    const [r] = await h.services.holds.apply([{ op: "release", hold_id: allowanceId, reason: "idle", used_microrub: used, source }]);
+  async close(allowanceId: string, used: number, source: HoldSource = "text", organizationId?: string) {
+    const org = organizationId === undefined ? {} : { organization_id: organizationId };
+    const [r] = await h.services.holds.apply([{ op: "release", hold_id: allowanceId, ...org, reason: "idle", used_microrub: used, source }]);
     return outcomeOf(r);
   },
 };
@@ -141,7 +142,7 @@ describe("granting an allowance", () => {
   it("grants nothing once its holder released the id it never heard back about", async () => {
     const a = await seedAccount(h, { credit: 1_000_000 });
     const id = randomUUID();
-    expect(await commands.close(id, 0)).toBe("released_unplaced");
+    expect(await commands.close(id, 0, "text", a.organizationId)).toBe("released_unplaced");
     expect(await op(grantOp(a.keyId, 100_000, 10_000, id))).toMatchObject({ ok: true, hold: { hold_id: id, status: "released", amount_microrub: 0 } });
     expect(await balance(a.organizationId)).toMatchObject({ reserved_microrub: 0 });
   });

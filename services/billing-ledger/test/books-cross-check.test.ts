@@ -249,7 +249,9 @@ it("recovers requests on an allowance billing lost (restored from before its gra
   const a = await seedAccount(h, { credit: 1_000_000, dailyBudget: 10_000_000 });
   // Never granted in billing's restored database; the other returned by its holder before billing heard of it (a tombstone).
   const [lost, tombstone] = [randomUUID(), randomUUID()];
-  await h.services.holds.apply([{ op: "release", hold_id: tombstone, reason: "allowance closed", used_microrub: 5_000, source: "text" }]);
+  await h.services.holds.apply([
+    { op: "release", hold_id: tombstone, organization_id: a.organizationId, reason: "allowance closed", used_microrub: 5_000, source: "text" },
+  ]);
   const on = (allowanceId: string, over: Partial<FinalHold> & Pick<FinalHold, "status">): FinalHold => {
     const r = finalOf(a, { ...over, final_at: new Date().toISOString() });
     return { ...r, allowance: { allowance_id: allowanceId, key_id: a.keyId, reserved_microrub: 5_000, operation: "text", model: "m", owner_ref: r.owner_ref } };
@@ -497,7 +499,9 @@ describe("billing answers what it grants with its signature", () => {
       source: "text",
       owner_ref: "al",
     });
-    const [tombstone] = await h.services.holds.answerAs("text", [{ op: "release", hold_id: randomUUID(), reason: "given up" }]);
+    const [tombstone] = await h.services.holds.answerAs("text", [
+      { op: "release", hold_id: randomUUID(), organization_id: a.organizationId, reason: "given up" },
+    ]);
     expect(tombstone).toMatchObject({ status: "released" });
     expect((tombstone as Hold).grant_signature).toBeUndefined();
 

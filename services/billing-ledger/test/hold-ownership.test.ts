@@ -149,8 +149,8 @@ describe("over HTTP (POST /internal/v1/hold-ops)", () => {
     const [hold, allowance] = [randomUUID(), randomUUID()];
     // The release comes first (its tombstone), as if the actor knew the id the owner is about to use.
     const released = await holdOps(actor, [
-      { op: "release", hold_id: hold, reason: "pre-empted" },
-      { op: "release", hold_id: allowance, reason: "pre-empted" },
+      { op: "release", hold_id: hold, organization_id: a.organizationId, reason: "pre-empted" },
+      { op: "release", hold_id: allowance, organization_id: a.organizationId, reason: "pre-empted" },
     ]);
     expect(released).toMatchObject([
       { ok: true, hold: { status: "released" } },
@@ -165,7 +165,7 @@ describe("over HTTP (POST /internal/v1/hold-ops)", () => {
     expect(await books(a)).toEqual(before);
     // The actor's own tombstone still stops the actor's own late placement, as before.
     const own = randomUUID();
-    await holdOps(actor, [{ op: "release", hold_id: own, reason: "gave up" }]);
+    await holdOps(actor, [{ op: "release", hold_id: own, organization_id: a.organizationId, reason: "gave up" }]);
     expect((await holdOps(actor, [place(a.keyId, SOURCE[actor]!, own)]))[0]).toMatchObject({ ok: true, hold: { status: "released" } });
   });
 

@@ -106,10 +106,21 @@ describe("holds", () => {
   it("a release that arrives before its placement makes the late placement place nothing", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();
-    expect((await ops.release(holdId, "caller gave up")).body).toMatchObject({ status: "released", amount_microrub: 0 });
+    const released = await ops.release(holdId, "caller gave up", a.organizationId);
+    expect(released.body).toMatchObject({ status: "released", amount_microrub: 0, organization_id: a.organizationId, key_id: null });
     const late = await ops.place(a.keyId, 3_000, holdId);
     expect(late).toMatchObject({ status: 200, body: { status: "released" } });
     expect((await balance(a.organizationId)).reserved_microrub).toBe(0);
+  });
+
+  it("keeps no record of a release of an unknown id that names no organization: a later placement of it places", async () => {
+    const a = await seedAccount(h, { credit: 10_000 });
+    const holdId = randomUUID();
+    expect((await ops.release(holdId, "caller gave up")).status).toBe(404);
+    // Nor under an organization billing does not have.
+    expect((await ops.release(holdId, "caller gave up", randomUUID())).status).toBe(404);
+    expect(await ops.place(a.keyId, 3_000, holdId)).toMatchObject({ status: 200, body: { status: "active" } });
+    expect((await balance(a.organizationId)).reserved_microrub).toBe(3_000);
   });
 
   it("refuses a hold the balance or the daily budget cannot cover, reserving nothing", async () => {

@@ -64,7 +64,15 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const auth = overrides.auth ?? createInternalAuth("text", config);
   const workerId = randomUUID();
   const metrics = new Metrics("text");
-  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", topology: "await", logger, keys: auth.keys, registry: metrics.registry });
+  const bus: Bus = await connectBus({
+    url: config.RABBITMQ_URL,
+    name: "text",
+    topology: "await",
+    logger,
+    keys: auth.keys,
+    commandSign: config.BUS_COMMAND_SIGN,
+    registry: metrics.registry,
+  });
   // billing-ledger declares its queue; hold commands wait in text's outbox until it has, never unroutable.
   bus.requireQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));

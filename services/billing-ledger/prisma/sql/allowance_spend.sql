@@ -39,7 +39,7 @@ BEGIN
   IF NOT FOUND THEN
     o_outcome := 'not_found';
     RETURN;
-  ELSIF p_source IS NOT NULL AND v_allow.organization_id IS NOT NULL AND v_allow.source IS DISTINCT FROM p_source THEN
+  ELSIF p_source IS NOT NULL AND v_allow.key_id IS NOT NULL AND v_allow.source IS DISTINCT FROM p_source THEN
     o_outcome := 'foreign';
     RETURN;
   ELSIF v_allow.kind <> 'allowance' OR v_allow.status <> 'active'

@@ -11,8 +11,9 @@
 --   {op: "place",   hold_id, key_id, amount_microrub, operation, model, source, owner_ref}  -> hold_place
 --   {op: "grant",   hold_id, key_id, amount_microrub, min_microrub, unit_microrub?, operation, source,
 --    owner_ref}                                                                            -> allowance_grant
---   {op: "settle",  hold_id, amount_microrub, allowance?}   -> allowance_spend with allowance, else hold_resolve
---   {op: "release", hold_id, reason, allowance?, used_microrub?}
+--   {op: "settle",  hold_id, organization_id?, amount_microrub, allowance?}
+--                   -> allowance_spend with allowance, else hold_resolve
+--   {op: "release", hold_id, organization_id?, reason, allowance?, used_microrub?}
 --                   -> allowance_spend with allowance, allowance_close with used_microrub, else hold_resolve
 -- plus billing's own {op: "expire", hold_id, reason} (hold_resolve) and the books cross-check's
 --   {op: "recover", hold_id, key_id, organization_id, amount_microrub, settled_microrub, operation, model,
@@ -97,7 +98,7 @@ BEGIN
       ELSIF it.op IN ('settle', 'release') AND it.allowance IS NOT NULL THEN
         r := allowance_spend(it.op, it.hold_id, it.allowance, it.amount_microrub, it.reason, it.source, v_now, v_day);
       ELSIF it.op IN ('settle', 'release', 'expire') THEN
-        r := hold_resolve(it.op, it.hold_id, it.amount_microrub, it.reason, it.used_microrub, it.source, v_now, v_day);
+        r := hold_resolve(it.op, it.hold_id, it.organization_id, it.amount_microrub, it.reason, it.used_microrub, it.source, v_now, v_day);
       ELSIF it.op = 'recover' THEN
         r := hold_recover(it.hold_id, it.key_id, it.organization_id, it.amount_microrub, it.settled_microrub, it.operation,
                           it.model, it.source, it.owner_ref, it.settled_at, p_tz, it.recovered_allowance_id,

@@ -1,7 +1,7 @@
 -- hold_existing: the answer to a placement or grant whose id is already taken, for hold_place and
 -- allowance_grant alike; o_outcome is null when the id is free. A replay must describe the same
 -- reservation (the key, the kind, and the amount where p_amount is given: a grant may have been given less
--- than it asked); a release's tombstone (no organization) is returned as it is, so a placement or grant
+-- than it asked); a release's tombstone (no key) is returned as it is, so a placement or grant
 -- that arrives after its caller gave up reserves nothing. Another service's tombstone does not speak for
 -- this caller's id (docs/api.md, "Holds belong to their source").
 CREATE OR REPLACE FUNCTION hold_existing(p_hold_id uuid, p_key_id uuid, p_source text, p_kind hold_kind, p_amount bigint,
@@ -13,8 +13,8 @@ BEGIN
     RETURN;
   END IF;
   o_outcome := CASE
-    WHEN o_hold.organization_id IS NULL AND o_hold.source <> p_source THEN 'foreign'
-    WHEN o_hold.organization_id IS NOT NULL
+    WHEN o_hold.key_id IS NULL AND o_hold.source <> p_source THEN 'foreign'
+    WHEN o_hold.key_id IS NOT NULL
       AND (o_hold.key_id IS DISTINCT FROM p_key_id OR o_hold.kind <> p_kind OR o_hold.amount <> COALESCE(p_amount, o_hold.amount)) THEN 'id_reused'
     ELSE 'exists'
   END;

@@ -8,9 +8,12 @@
 -- What a hold still reserves: all of a request's hold, an allowance's amount - consumed. A release or an
 -- expiry of an allowance thus frees the rest at once; a request's command that arrives after that is a
 -- conflict (allowance_spend). An allowance is never settled itself: its requests are.
+-- A release of an id billing never saw is recorded (a tombstone: no key) under p_org, the organization
+-- its command names; without one (or with an organization billing does not have) it is not_found.
 -- Outcomes: settled | released | released_unplaced | expired | closing | already | conflict |
 -- exceeds_hold | not_found | foreign.
-CREATE OR REPLACE FUNCTION hold_resolve(p_op text, p_hold_id uuid, p_amount bigint, p_reason text, p_used bigint,
+DROP FUNCTION IF EXISTS hold_resolve(text, uuid, bigint, text, bigint, text, timestamptz, date);
+CREATE OR REPLACE FUNCTION hold_resolve(p_op text, p_hold_id uuid, p_org uuid, p_amount bigint, p_reason text, p_used bigint,
                                         p_source text, p_now timestamptz, p_day date,
                                         OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
@@ -21,11 +24,11 @@ DECLARE
   v_closed record;
 BEGIN
   SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id FOR UPDATE;
-  IF NOT FOUND AND p_op = 'release' THEN
+  IF NOT FOUND AND p_op = 'release' AND p_org IS NOT NULL THEN
     -- Released before it was placed (its caller gave up waiting): remember the id, and whose it is, so
     -- a late placement or grant finds it taken. If a placement commits first, release that hold instead.
-    INSERT INTO holds (id, amount, status, source, reason, created_at, resolved_at)
-    VALUES (p_hold_id, 0, 'released', p_source, p_reason, p_now, p_now)
+    INSERT INTO holds (id, organization_id, amount, status, source, reason, created_at, resolved_at)
+    SELECT p_hold_id, o.id, 0, 'released', p_source, p_reason, p_now, p_now FROM organizations o WHERE o.id = p_org
     ON CONFLICT (id) DO NOTHING
     RETURNING * INTO o_hold;
     IF FOUND THEN
@@ -40,7 +43,7 @@ BEGIN
     RETURN;
   END IF;
   o_hold := v_hold;
-  IF p_source IS NOT NULL AND v_hold.organization_id IS NOT NULL AND v_hold.source IS DISTINCT FROM p_source THEN
+  IF p_source IS NOT NULL AND v_hold.key_id IS NOT NULL AND v_hold.source IS DISTINCT FROM p_source THEN
     -- Only the service that placed a hold resolves it: another one's command moves no money.
     o_outcome := 'foreign';
   ELSIF p_op = 'release' AND p_used IS NOT NULL THEN

@@ -40,14 +40,14 @@ export class BooksRepository {
       SELECT h.id, h.status::text AS status,
         count(l.id) FILTER (WHERE l.kind = 'hold') AS placed,
         count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) AS resolutions,
-        (h.organization_id IS NULL) AS tombstone
+        (h.key_id IS NULL) AS tombstone
       FROM holds h LEFT JOIN ledger_entries l ON l.hold_id = h.id
       GROUP BY h.id
       HAVING
-        (h.organization_id IS NULL AND count(l.id) > 0)
-        OR (h.organization_id IS NOT NULL AND count(l.id) FILTER (WHERE l.kind = 'hold') <> 1)
+        (h.key_id IS NULL AND count(l.id) > 0)
+        OR (h.key_id IS NOT NULL AND count(l.id) FILTER (WHERE l.kind = 'hold') <> 1)
         OR count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) > 1
-        OR (h.status = 'active') <> (count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) = 0 AND h.organization_id IS NOT NULL)
+        OR (h.status = 'active') <> (count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) = 0 AND h.key_id IS NOT NULL)
         OR (h.status = 'settled' AND count(l.id) FILTER (WHERE l.kind = 'settle') <> 1)
       LIMIT 100`;
   }
@@ -112,10 +112,10 @@ export class BooksRepository {
       LIMIT 100`;
   }
 
-  /** Holds per status; a tombstone (a release before placement) has no organization. */
+  /** Holds per status; a tombstone (a release before placement) has no key. */
   holdCounts() {
     return this.db.$queryRaw<{ status: string; tombstone: boolean; n: bigint }[]>`
-      SELECT status::text AS status, (organization_id IS NULL) AS tombstone, count(*) AS n FROM holds GROUP BY 1, 2`;
+      SELECT status::text AS status, (key_id IS NULL) AS tombstone, count(*) AS n FROM holds GROUP BY 1, 2`;
   }
 
   /** Active holds older than an hour, and active holds without an owner. */

@@ -381,10 +381,10 @@ function rejectionOf(source: HoldSource, owner: FinalHold, { billing, allowance,
   if (!OPERATIONS_OF[source].includes(owner.operation)) return "operation_not_served";
   if (!keyOfOrganization) return "key_not_of_organization";
   if ((owner.settled_microrub ?? 0) > owner.amount_microrub) return "settled_over_estimate";
-  // A tombstone (a release before any placement) names no organization and no source: nobody's hold.
-  const foreign = (h: Hold | undefined) => !!h && h.organization_id !== null && h.source !== source;
+  // A tombstone (a release before any placement) names no key: nobody's hold.
+  const foreign = (h: Hold | undefined) => !!h && h.key_id !== null && h.source !== source;
   if (foreign(billing) || foreign(allowance)) return "foreign_hold";
-  const otherKey = (h: Hold | undefined) => !!h && h.organization_id !== null && (h.organization_id !== owner.organization_id || h.key_id !== owner.key_id);
+  const otherKey = (h: Hold | undefined) => !!h && h.key_id !== null && (h.organization_id !== owner.organization_id || h.key_id !== owner.key_id);
   if (otherKey(billing) || otherKey(allowance) || (owner.allowance && owner.allowance.key_id !== owner.key_id)) return "key_not_of_organization";
   return undefined;
 }
@@ -443,8 +443,8 @@ function differenceOf(source: HoldSource, owner: FinalHold, side: BillingSide): 
       difference: { ...difference, kind: "unresolved_at_billing" },
       op:
         owner.status === "settled"
-          ? { op: "settle", hold_id: owner.hold_id, amount_microrub: owner.settled_microrub ?? 0, source }
-          : { op: "release", hold_id: owner.hold_id, reason: `released by ${source} (books cross-check)`, source },
+          ? { op: "settle", hold_id: owner.hold_id, organization_id: owner.organization_id, amount_microrub: owner.settled_microrub ?? 0, source }
+          : { op: "release", hold_id: owner.hold_id, organization_id: owner.organization_id, reason: `released by ${source} (books cross-check)`, source },
       awaitsCommand: true,
     };
   }
@@ -457,6 +457,6 @@ function differenceOf(source: HoldSource, owner: FinalHold, side: BillingSide): 
 /** The settle or release an owner's outbox sends for a request's hold placed on an allowance. */
 function allowanceCommandOf(source: HoldSource, owner: FinalHold, allowance: AllowanceSpend): LedgerOp {
   return owner.status === "settled"
-    ? { op: "settle", hold_id: owner.hold_id, amount_microrub: owner.settled_microrub ?? 0, source, allowance }
-    : { op: "release", hold_id: owner.hold_id, reason: `released by ${source} (books cross-check)`, source, allowance };
+    ? { op: "settle", hold_id: owner.hold_id, organization_id: owner.organization_id, amount_microrub: owner.settled_microrub ?? 0, source, allowance }
+    : { op: "release", hold_id: owner.hold_id, organization_id: owner.organization_id, reason: `released by ${source} (books cross-check)`, source, allowance };
 }

@@ -60,6 +60,8 @@ function opOf({ payload, meta }: HoldCommand): LedgerOp | undefined {
   // placed on an allowance names it; a release that closes an allowance says what was used of it. The
   // signer's source still decides: only the service that holds the allowance resolves anything on it.
   const allowance = payload.allowance ? { allowance: payload.allowance } : {};
+  // The organization of the hold's key: a release of an id billing never saw is kept under it.
+  if (payload.organization_id) Object.assign(allowance, { organization_id: payload.organization_id });
   // The request log's entry is written with the command, in its transaction (docs/api.md "Request log").
   if (payload.log) Object.assign(allowance, { log: payload.log });
   if ("amount_microrub" in payload) return { op: "settle", hold_id: payload.hold_id, amount_microrub: payload.amount_microrub, source, ...allowance };

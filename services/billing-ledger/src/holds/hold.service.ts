@@ -54,8 +54,8 @@ export class HoldService {
       if (op instanceof AppError) return op;
       const result = results[next++]!;
       const hold = result instanceof Error ? null : result.hold;
-      // A release's tombstone has no organization and belongs to nobody: it is answered as it is.
-      if (hold?.organization_id && hold.source !== source) return BillingErrors.foreignHold(op.hold_id);
+      // A release's tombstone has no key and belongs to nobody: it is answered as it is.
+      if (hold?.key_id && hold.source !== source) return BillingErrors.foreignHold(op.hold_id);
       const answer = answerOf(op, result);
       if (answer instanceof AppError || (op.op !== "place" && op.op !== "grant")) return answer;
       const signature = this.grants.of(answer);

@@ -148,7 +148,8 @@ export function holdCalls(h: BillingHarness) {
   return {
     place: (keyId: string, amount: number, holdId?: string) => one(placeOp(keyId, amount, holdId)),
     settle: (holdId: string, amount: number) => one({ op: "settle", hold_id: holdId, amount_microrub: amount }),
-    release: (holdId: string, reason = "test") => one({ op: "release", hold_id: holdId, reason }),
+    release: (holdId: string, reason = "test", organizationId?: string) =>
+      one({ op: "release", hold_id: holdId, reason, ...(organizationId === undefined ? {} : { organization_id: organizationId }) }),
   };
 }
 

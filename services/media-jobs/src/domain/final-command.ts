@@ -10,5 +10,8 @@ export type CommittedOutcome = FinalOutcome & { command: OutboxInsert };
 export function withHoldCommand(outcome: FinalOutcome, now: Date = new Date()): CommittedOutcome {
   const resolution =
     outcome.state === "succeeded" ? { settles: true as const, amount: outcome.cost } : { settles: false as const, reason: outcome.releaseReason };
-  return { ...outcome, command: holdCommandOf(outcome.job.holdId, resolution, { log: requestLogFieldsOf(outcome, now) }) };
+  return {
+    ...outcome,
+    command: holdCommandOf(outcome.job.holdId, resolution, { organizationId: outcome.job.organizationId, log: requestLogFieldsOf(outcome, now) }),
+  };
 }

@@ -7,20 +7,21 @@ const record = (allowanceId: string | null) => ({ id: randomUUID(), keyId: rando
 
 describe("the allowance rule's commands to billing", () => {
   it("a closed allowance's release is a catalog message carrying the estimates used", () => {
-    const id = randomUUID();
-    expect(parseMessage("billing.hold.release", allowanceRelease(id, 400))).toEqual({
+    const [id, org] = [randomUUID(), randomUUID()];
+    expect(parseMessage("billing.hold.release", allowanceRelease(id, org, 400))).toEqual({
       version: "v1",
       hold_id: id,
       reason: "allowance closed",
+      organization_id: org,
       used_microrub: 400,
     });
   });
 
   it("a release billing could not parse is refused before it reaches the outbox", () => {
     // What closeSettled writes goes through outboxInsertSql; a fractional or negative amount never passes.
-    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease(randomUUID(), 1.5))).toThrow(InvalidMessageError);
-    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease(randomUUID(), -1))).toThrow(InvalidMessageError);
-    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease("not-an-id", 1))).toThrow(InvalidMessageError);
+    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease(randomUUID(), randomUUID(), 1.5))).toThrow(InvalidMessageError);
+    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease(randomUUID(), randomUUID(), -1))).toThrow(InvalidMessageError);
+    expect(() => outboxInsertSql("billing.hold.release", allowanceRelease("not-an-id", randomUUID(), 1))).toThrow(InvalidMessageError);
   });
 
   it("a request on an allowance names it with its estimate; one with its own hold names none", () => {

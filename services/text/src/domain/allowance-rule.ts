@@ -99,6 +99,6 @@ export function allowanceSpendOf(record: TextRecord): { allowance?: AllowanceSpe
 }
 
 /** The release of a closed allowance (its hold id is the allowance's): billing gives back all but the estimates used. */
-export function allowanceRelease(allowanceId: string, used: number): MessagePayload<"billing.hold.release"> {
-  return { version: "v1", hold_id: allowanceId, reason: "allowance closed", used_microrub: used };
+export function allowanceRelease(allowanceId: string, organizationId: string, used: number): MessagePayload<"billing.hold.release"> {
+  return { version: "v1", hold_id: allowanceId, reason: "allowance closed", organization_id: organizationId, used_microrub: used };
 }

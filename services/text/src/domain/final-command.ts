@@ -15,5 +15,12 @@ export function withHoldCommand(outcome: FinalOutcome, now: Date = new Date()): 
   const { record } = outcome;
   const resolution =
     outcome.state === "completed" ? { settles: true as const, amount: outcome.cost } : { settles: false as const, reason: outcome.releaseReason };
-  return { ...outcome, command: holdCommandOf(record.holdId, resolution, { ...allowanceSpendOf(record), log: requestLogFieldsOf(outcome, now) }) };
+  return {
+    ...outcome,
+    command: holdCommandOf(record.holdId, resolution, {
+      organizationId: record.organizationId,
+      ...allowanceSpendOf(record),
+      log: requestLogFieldsOf(outcome, now),
+    }),
+  };
 }

@@ -74,13 +74,14 @@ export class AllowanceRepository implements AllowanceStore {
    */
   async closeSettled(): Promise<string[]> {
     const closed = await rawSqlOf(this.pool).$transaction(async (tx) => {
-      const rows = await tx.$queryRawUnsafe<{ id: string; used: string }[]>(
+      const rows = await tx.$queryRawUnsafe<{ id: string; organization_id: string; used: string }[]>(
         `UPDATE allowances a SET state = 'closed', closed_at = now()
          WHERE a.state = 'closing'
            AND NOT EXISTS (SELECT 1 FROM text_requests t WHERE t.allowance_id = a.id AND t.state = 'reserving')
-         RETURNING a.id, a.used`,
+         RETURNING a.id, a.organization_id, a.used`,
       );
-      for (const r of rows) await writeOutboxMessage(tx, "billing.hold.release", allowanceRelease(r.id, toMicrorub(r.used)), { messageId: r.id });
+      for (const r of rows)
+        await writeOutboxMessage(tx, "billing.hold.release", allowanceRelease(r.id, r.organization_id, toMicrorub(r.used)), { messageId: r.id });
       return rows.map((r) => r.id);
     });
     if (closed.length > 0) this.onOutbox();

@@ -92,7 +92,7 @@ export class TextRequestService {
       // The request holding the key has its hold under another id (an allowance's, or a fresh one):
       // the hold this duplicate may just have placed under the record's id is nobody's, so it goes now.
       this.deps.billing
-        .release(id, "a duplicate's placement; the request holds another hold")
+        .release(id, "a duplicate's placement; the request holds another hold", record.organizationId)
         .catch((e: unknown) => this.deps.logger.warn({ err: e, request: id }, "a duplicate's hold could not be released; the hold audit will"));
     }
     return this.proceed(claimed, fingerprint, placement);
