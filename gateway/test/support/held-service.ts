@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { closeServer, listen } from "@meter/service-kit";
-import { retryWhileAddressInUse } from "@meter/testing";
+import { retryWhileAddressInUse, withAssignedPorts } from "@meter/testing";
 
 /**
  * A text service stand-in that holds every request until the test opens the gate, so the burst is
@@ -13,8 +13,12 @@ export class HeldService {
   private server: Server | undefined;
   port = 0;
 
-  /** On any port, or (a restart) on the one it had, retried while that one is taken. */
-  async start(port = 0): Promise<void> {
+  /**
+   * On a port of its own, or (a restart) on the one it had, retried while that one is taken. Not port 0:
+   * a port the kernel hands out (32768-60999 here) may go to another test's server while this one is
+   * stopped, and the gateway would then reach that server (docs/architecture.md, "Tests", Ports).
+   */
+  async start(port?: number): Promise<void> {
     this.server = createServer((req, res) => {
       req.resume();
       req.on("end", () => {
@@ -27,7 +31,10 @@ export class HeldService {
       });
     });
     const server = this.server;
-    this.port = await retryWhileAddressInUse(() => listen(server, port, "127.0.0.1"));
+    this.port =
+      port === undefined
+        ? await withAssignedPorts(1, ([p]) => listen(server, p!, "127.0.0.1"))
+        : await retryWhileAddressInUse(() => listen(server, port, "127.0.0.1"));
   }
 
   open(): void {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { envPrefix, SERVICE_NAMES, ServiceCatalog, type BusDeployable, type Deployable, type ServiceName } from "@meter/contracts";
-import { repoRoot, retryWhileAddressInUse } from "@meter/local-infra";
+import { repoRoot, retryWhileAddressInUse, withAssignedPorts } from "@meter/local-infra";
 import { closeServer, createLogger, listen, type Composition, type Logger } from "@meter/service-kit";
 import { prepareEnvironment } from "./environment";
 import type { FakeUpstream } from "./fake-upstream";
@@ -75,10 +75,11 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   };
   try {
     for (const s of order) servers.set(s, createServer());
-    const ports = Object.fromEntries(await Promise.all(order.map(async (s) => [s, await listen(servers.get(s)!, 0, "127.0.0.1")] as const))) as Record<
-      ServiceName,
-      number
-    >;
+    // Assigned ports, not port 0: stopHttp/startHttp give a port up and take it back, and a port the
+    // kernel hands out could go to another test's server meanwhile (docs/architecture.md, "Tests", Ports).
+    const ports = Object.fromEntries(
+      await Promise.all(order.map(async (s) => [s, await withAssignedPorts(1, ([p]) => listen(servers.get(s)!, p!, "127.0.0.1"))] as const)),
+    ) as Record<ServiceName, number>;
     const env: Record<string, string> = {
       ...environment.env,
       LOG_LEVEL: opts.logLevel ?? process.env.LOG_LEVEL ?? "silent",
