@@ -1,4 +1,4 @@
-import { startBilling, type BillingHarness } from "./support/billing-harness";
+import { seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 /**
  * Billing's schema against Citus's rules (docs/scale.md), read from PostgreSQL's catalog after every
@@ -26,6 +26,7 @@ const ROLES: Record<string, { role: Role; by?: string }> = {
   request_log_hourly: { role: "distributed", by: "organization_id" },
   request_log_daily: { role: "distributed", by: "organization_id" },
   users: { role: "reference" },
+  api_key_hashes: { role: "reference" },
   catalog_models: { role: "reference" },
   cabinet_sessions: { role: "local" },
   cabinet_invitations: { role: "local" },
@@ -174,4 +175,16 @@ it("finds what it looks for: a key without the organization, a nullable one, a c
       "stray: no declared role",
     ].sort(),
   );
+});
+
+it("finds a key by its hash through api_key_hashes, written with the key; a key without a row there by its own column", async () => {
+  const a = await seedAccount(h, { credit: 1_000 });
+  expect(await h.db.$queryRaw`SELECT key_id, organization_id FROM api_key_hashes WHERE key_id = ${a.keyId}::uuid`).toEqual([
+    { key_id: a.keyId, organization_id: a.organizationId },
+  ]);
+  const verify = () => h.call("POST", "/internal/v1/keys/verify", { kind: "service", service: "gateway" }, { key: a.key });
+  expect((await verify().expect(200)).body.identity).toMatchObject({ key_id: a.keyId, organization_id: a.organizationId });
+  // As a key made by the previous release (no row): still found.
+  await h.db.$executeRaw`DELETE FROM api_key_hashes WHERE key_id = ${a.keyId}::uuid`;
+  expect((await verify().expect(200)).body.identity).toMatchObject({ key_id: a.keyId, organization_id: a.organizationId });
 });
