@@ -10,13 +10,17 @@ import { chromiumReady, launchBrowser } from "./support/browser";
  * next request is marked refusing on the Keys page with what the request needs and what is left; its
  * refusals are on the Requests page with their reason and what to do, filtered by outcome, the filter
  * kept in the page's address and in the CSV; the overview charts usage over time; the language follows
- * the browser and then the person's choice; and axe finds no violation on any member page at either size.
+ * the browser and then the person's choice, kept for them server-side so it wins over another
+ * browser's language; the operator's pages read in Russian with no English sentence left; and axe finds
+ * no violation on any member page at either size.
  */
 jest.setTimeout(180_000);
 
 const PASSWORD = "a password for two languages";
 const SIZES = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 const LOCALES = { en: "en-US", ru: "ru-RU" } as const;
+/** A moment as Russian writes it: "28 нояб. 2026 г., 16:01:03". */
+const RUSSIAN_DATE = /\d{1,2} [а-яё]+\.? \d{4} г\., \d{2}:\d{2}:\d{2}/;
 const OPERATOR_PAGES = [
   "/cabinet/operator",
   "/cabinet/operator/users",
@@ -45,15 +49,19 @@ let email: string;
 let estimate: number;
 let webhook: { id: string; url: string };
 let deliveryId: string;
+/** The paid request's public id (msg_...), for the operator's provider look-up. */
+let paidId: string;
 const contexts: BrowserContext[] = [];
 
-async function message(model: string): Promise<{ status: number; body: { billing?: { estimated_cost_microrub: number; cost_microrub: number } } }> {
+async function message(
+  model: string,
+): Promise<{ status: number; body: { id?: string; billing?: { estimated_cost_microrub: number; cost_microrub: number } } }> {
   const res = await fetch(`${sut.url}/v1/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${account.key}`, "content-type": "application/json", "idempotency-key": randomUUID() },
     body: JSON.stringify({ model, max_tokens: 50, messages: [{ role: "user", content: "why is my key failing?" }] }),
   });
-  return { status: res.status, body: (await res.json()) as { billing?: { estimated_cost_microrub: number; cost_microrub: number } } };
+  return { status: res.status, body: (await res.json()) as { id?: string; billing?: { estimated_cost_microrub: number; cost_microrub: number } } };
 }
 
 beforeAll(async () => {
@@ -71,6 +79,7 @@ beforeAll(async () => {
   const ok = await message(FAKE_MODEL);
   expect(ok.status).toBe(200);
   estimate = ok.body.billing!.estimated_cost_microrub;
+  paidId = ok.body.id!;
   await waitFor(
     async () => (await sut.admin<{ data: unknown[] }>("GET", `/admin/v1/organizations/${account.organizationId}/requests`)).data.length === 1,
     "the paid entry",
@@ -107,12 +116,12 @@ afterAll(async () => {
   }
 }, 60_000);
 
-/** A member's browser in a language and at a size, signed in through an invitation. */
-async function memberBrowser(locale: string, viewport: { width: number; height: number }): Promise<Page> {
+/** A member's browser in a language and at a size, signed in through an invitation (as `who`, the account's user unless told). */
+async function memberBrowser(locale: string, viewport: { width: number; height: number }, who = email): Promise<Page> {
   // bypassCSP: the test injects axe-core into the pages; the cabinet's own policy is checked in cabinet.browser.test.ts.
   const context = await browser.newContext({ viewport, locale, timezoneId: "Europe/Moscow", baseURL: sut.url, bypassCSP: true });
   contexts.push(context);
-  const invitation = await sut.admin<{ token: string }>("POST", "/admin/v1/invitations", { email, organization_id: account.organizationId });
+  const invitation = await sut.admin<{ token: string }>("POST", "/admin/v1/invitations", { email: who, organization_id: account.organizationId });
   expect((await context.request.post("/cabinet/api/invitations/accept", { data: { token: invitation.token, password: PASSWORD } })).status()).toBe(201);
   return context.newPage();
 }
@@ -130,6 +139,30 @@ async function axeViolations(page: Page): Promise<string[]> {
     return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   });
   return violations;
+}
+
+/**
+ * Text of the page (and its placeholders, labels and tooltips) with three Latin words in a row, outside
+ * code and data marked translate="no" (model names, the server's own words): English left on a Russian page.
+ */
+async function englishOn(page: Page): Promise<string[]> {
+  return (await page.evaluate(`(() => {
+    const english = /[A-Za-z]{2,}(?:[\\s,'’]+[A-Za-z]{2,}){2,}/;
+    const found = [];
+    const skip = (el) => !el || !!el.closest("code, script, style, [translate=no]");
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const m = english.exec(n.textContent || "");
+      if (m && !skip(n.parentElement) && n.parentElement.checkVisibility()) found.push(m[0]);
+    }
+    for (const el of document.querySelectorAll("[placeholder], [aria-label], [title]")) {
+      for (const attr of ["placeholder", "aria-label", "title"]) {
+        const m = english.exec(el.getAttribute(attr) || "");
+        if (m && !skip(el)) found.push(attr + ": " + m[0]);
+      }
+    }
+    return found;
+  })()`)) as string[];
 }
 
 /** No wider than the screen; on failure, the outermost elements past its right edge. */
@@ -231,11 +264,12 @@ for (const [lang, locale] of Object.entries(LOCALES) as ["en" | "ru", string][])
         await fitsTheScreen(page, viewport.width);
       });
 
-      it("every member page passes axe with no violation", async () => {
+      it(`every member page passes axe with no violation${lang === "ru" ? ", with no English sentence" : ""}`, async () => {
         for (const path of MEMBER_PAGES) {
           await page.goto(path);
           await settled(page);
           expect({ path, violations: await axeViolations(page) }).toEqual({ path, violations: [] });
+          if (lang === "ru") expect({ path, english: await englishOn(page) }).toEqual({ path, english: [] });
           await fitsTheScreen(page, viewport.width);
         }
       });
@@ -289,11 +323,63 @@ for (const [lang, locale] of Object.entries(LOCALES) as ["en" | "ru", string][])
         await fitsTheScreen(page, viewport.width);
       });
 
-      it("every operator page passes axe with no violation", async () => {
+      if (lang === "ru" && size === "desktop")
+        it("reads every operator page in Russian: no English sentence, amounts and dates as Russian writes them, errors in words", async () => {
+          for (const path of [...OPERATOR_PAGES, `/cabinet/operator/organizations/${account.organizationId}`]) {
+            await page.goto(path);
+            await settled(page);
+            expect({ path, english: await englishOn(page) }).toEqual({ path, english: [] });
+          }
+          await page.goto("/cabinet/operator");
+          await settled(page);
+          expect(await page.locator("main").textContent()).toMatch(RUSSIAN_DATE);
+
+          // The catalog: its tariffs in Russian amounts; a price change reviewed; the new-model editor and its errors.
+          await page.goto("/cabinet/operator/catalog");
+          await settled(page);
+          await page.getByRole("heading", { name: "Каталог моделей", level: 1 }).waitFor();
+          expect(await page.getByTestId("catalog").textContent()).toMatch(/\d,\d+\s₽/);
+          await page.getByRole("button", { name: `Изменить ${FAKE_MODEL}` }).click();
+          const input = page.getByLabel("Текст на входе, за 1 тыс. токенов, ₽");
+          await input.fill("ноль");
+          await page.getByRole("button", { name: "Проверить изменение" }).click();
+          expect(await page.getByRole("alert").textContent()).toMatch(/^Цена входного текста: нужна сумма в рублях/);
+          await input.fill("1000");
+          await page.getByRole("button", { name: "Проверить изменение" }).click();
+          const effect = page.getByTestId("change-effect");
+          await effect.getByRole("heading", { name: "Что сделает это изменение" }).waitFor();
+          expect(await effect.textContent()).toMatch(/\+[\d\s]+(,\d)?\s%/);
+          expect(await englishOn(page)).toEqual([]);
+          await page.getByRole("button", { name: "Вернуться к правке" }).click();
+          await page.getByRole("button", { name: "Отмена" }).click();
+          await page.getByRole("button", { name: "Добавить модель" }).click();
+          await page.getByLabel("Id модели").fill(`ru-model-${randomUUID().slice(0, 8)}`);
+          await page.getByLabel("Текст на входе, за 1 тыс. токенов, ₽").fill("0,5");
+          await page.getByLabel("Текст на выходе, за 1 тыс. токенов, ₽").fill("1,5");
+          // A remote provider without its base URL: the server's words name the field, the page's say what is wrong.
+          await page.getByRole("button", { name: "Сохранить модель" }).click();
+          const alert = page.getByRole("alert");
+          await alert.waitFor();
+          expect(await alert.textContent()).toMatch(/^Часть введённого не подходит\..*Подробности: providers\[0\]\.base_url/);
+          expect(await englishOn(page)).toEqual([]);
+          await page.getByRole("button", { name: "Отмена" }).click();
+
+          // The providers page: a request looked up, in Russian words and dates.
+          await page.goto(`/cabinet/operator/providers?request=${paidId}`);
+          await settled(page);
+          const found = page.getByTestId("text-request");
+          await found.waitFor();
+          expect(await found.textContent()).toMatch(/выполнен, попыток: 1/);
+          expect(await found.textContent()).toMatch(RUSSIAN_DATE);
+          expect(await englishOn(page)).toEqual([]);
+        });
+
+      it(`every operator page passes axe with no violation${lang === "ru" ? ", with no English sentence" : ""}`, async () => {
         for (const path of [...OPERATOR_PAGES, `/cabinet/operator/organizations/${account.organizationId}`]) {
           await page.goto(path);
           await settled(page);
           expect({ path, violations: await axeViolations(page) }).toEqual({ path, violations: [] });
+          if (lang === "ru") expect({ path, english: await englishOn(page) }).toEqual({ path, english: [] });
           await fitsTheScreen(page, viewport.width);
         }
       });
@@ -302,15 +388,50 @@ for (const [lang, locale] of Object.entries(LOCALES) as ["en" | "ru", string][])
 }
 
 describe("the language", () => {
-  it("follows the browser until the person chooses, and then their choice", async () => {
-    const page = await memberBrowser("ru-RU", SIZES.desktop);
+  it("follows the browser until the person chooses, then their choice, kept for them in every browser ahead of its language", async () => {
+    // A member of their own here: the choice is theirs everywhere, and the other tests' member keeps the browser's language.
+    const polyglot = `polyglot-${randomUUID()}@example.test`;
+    const page = await memberBrowser("ru-RU", SIZES.desktop, polyglot);
     await page.goto("/cabinet/keys");
     await page.getByRole("heading", { name: "API-ключи", level: 1 }).waitFor();
+    const saved = page.waitForResponse((r) => r.url().endsWith("/cabinet/api/me") && r.request().method() === "PATCH");
     await page.getByRole("combobox", { name: "Язык" }).selectOption("en");
     await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    expect((await saved).status()).toBe(200);
     await page.reload();
     await page.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
     expect(await page.evaluate("document.documentElement.lang")).toBe("en");
+    // Another browser, Russian, that never chose, signed in with the password (a new invitation would
+    // end the first browser's session): the stored choice wins over its language.
+    const other = await browser.newContext({ viewport: SIZES.desktop, locale: "ru-RU", timezoneId: "Europe/Moscow", baseURL: sut.url });
+    contexts.push(other);
+    expect((await other.request.post("/cabinet/api/sign-in", { data: { email: polyglot, password: PASSWORD } })).status()).toBe(201);
+    const elsewhere = await other.newPage();
+    await elsewhere.goto("/cabinet/keys");
+    await elsewhere.getByRole("heading", { name: "API keys", level: 1 }).waitFor();
+    expect(await elsewhere.evaluate("document.documentElement.lang")).toBe("en");
+    expect(await elsewhere.evaluate("localStorage.length")).toBe(0);
+    // Back to Russian there: the first browser follows on its next load.
+    await elsewhere.getByRole("combobox", { name: "Language" }).selectOption("ru");
+    await elsewhere.getByRole("heading", { name: "API-ключи", level: 1 }).waitFor();
+    await waitFor(async () => {
+      await page.reload();
+      await page.locator("h1").waitFor();
+      return (await page.locator("h1").textContent()) === "API-ключи";
+    }, "the first browser in Russian again");
+  });
+
+  it("refuses to keep a language the cabinet does not speak, saying so", async () => {
+    const page = await memberBrowser("en-US", SIZES.desktop);
+    await page.goto("/cabinet/keys");
+    await settled(page);
+    const csrf = (await page.context().cookies()).find((c) => c.name === "meter_csrf")!.value;
+    const res = await page.request.patch("/cabinet/api/me", { data: { locale: "de" }, headers: { "x-csrf-token": csrf } });
+    expect(res.status()).toBe(400);
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "invalid_request",
+      message: 'locale: "de" is not a language the cabinet speaks: use "en" or "ru" (or null: the browser\'s language)',
+    });
   });
 
   it("shows errors in people's words, the field only as the detail", async () => {

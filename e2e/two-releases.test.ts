@@ -28,7 +28,9 @@ let previous: PreviousRelease | undefined;
 let sut: SystemUnderTest | undefined;
 
 type Scheme = "ed25519" | "mac";
-const thisRelease = (sign: Scheme): ProcessRelease => ({ root: repoRoot(), env: { INTERNAL_AUTH_SIGN: sign } });
+// This release's producers seal bus commands with Ed25519, as during an upgrade: the previous release's
+// consumers refuse the MAC (BUS_COMMAND_SIGN=mac, the upgrade's last step).
+const thisRelease = (sign: Scheme): ProcessRelease => ({ root: repoRoot(), env: { INTERNAL_AUTH_SIGN: sign, BUS_COMMAND_SIGN: "ed25519" } });
 const previousRelease = (sign: Scheme): ProcessRelease => ({ root: previous!.root, env: { INTERNAL_AUTH_SIGN: sign } });
 
 /**

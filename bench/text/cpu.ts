@@ -20,6 +20,7 @@ export function snapshot(ctx: Context): Snapshot {
     }
     if (p.pid === ctx.upstreamPid) add("upstream", p.pid);
     if (p.pid === ctx.forwarderPid) add("forwarder", p.pid);
+    if (p.pid === ctx.portkeyPid) add("portkey", p.pid);
     if (p.pid === process.pid) add("loadgen", p.pid);
     if (p.comm === "postgres") {
       add("pg-all", p.pid);

@@ -2,7 +2,7 @@ import { startFakeUpstream } from "@meter/testing";
 
 /**
  * The fake upstream in a process of its own, so the benchmark's load generator and the system under
- * test do not share its event loop. Prints its base URL and pid as one JSON line, then serves until
+ * test do not share its event loop. Prints its base URLs and pid as one JSON line, then serves until
  * killed. The fake records every call for tests; here the record is emptied every second, so a run of
  * hundreds of thousands of requests does not grow the process (and its garbage collection) as it goes.
  *
@@ -14,7 +14,7 @@ const failEvery = process.argv.includes("--fail-every") ? Number(process.argv[pr
 void startFakeUpstream().then((fake) => {
   if (failEvery) fake.configure({ status: 500, failEvery });
   let calls = 0;
-  process.stdout.write(`${JSON.stringify({ anthropicBaseUrl: fake.anthropicBaseUrl, pid: process.pid })}\n`);
+  process.stdout.write(`${JSON.stringify({ anthropicBaseUrl: fake.anthropicBaseUrl, openaiBaseUrl: fake.openaiBaseUrl, pid: process.pid })}\n`);
   setInterval(() => {
     calls += fake.calls.length;
     // Not reset(): that would also forget the failure switch.

@@ -1,9 +1,9 @@
 /** What one run measured, as printed and written to the JSON figures; and the small helpers they share. */
 
-export type Target = "direct" | "forwarder" | "metered" | "hot";
+export type Target = "direct" | "forwarder" | "portkey" | "metered" | "hot";
 export const SERVICES = ["gateway", "text", "billing-ledger"] as const;
 /** Process groups charged with CPU, in print order. */
-export const GROUPS = ["gateway", "text", "billing-ledger", "forwarder", "upstream", "postgres", "rabbitmq", "redis", "loadgen"] as const;
+export const GROUPS = ["gateway", "text", "billing-ledger", "forwarder", "portkey", "upstream", "postgres", "rabbitmq", "redis", "loadgen"] as const;
 export type Group = (typeof GROUPS)[number] | "pg-all";
 
 export interface Latency {

@@ -4,6 +4,7 @@ import autocannon from "autocannon";
 import { FAKE_MODEL } from "@meter/testing";
 import { cpuBetween, snapshot } from "./cpu";
 import { percentile, sleep, type RunFigures, type Target } from "./figures";
+import { portkeyBody, portkeyHeaders } from "./portkey";
 import type { Context } from "./stack";
 
 /** One load run with autocannon against a target, and what the run's PostgreSQL backends did meanwhile. */
@@ -30,7 +31,11 @@ export async function load(
 ): Promise<RunFigures & { tracking: Tracking }> {
   const metered = target === "metered" || target === "hot" || target === "kill";
   const keys = target === "hot" ? [ctx.hotKey] : ctx.manyKeys;
-  const url = metered ? `${ctx.sut.url}/v1/messages` : `${target === "direct" ? ctx.upstreamUrl : ctx.forwarderUrl}/v1/messages`;
+  const url = metered
+    ? `${ctx.sut.url}/v1/messages`
+    : target === "portkey"
+      ? `${ctx.portkey!.url}/v1/chat/completions`
+      : `${target === "direct" ? ctx.upstreamUrl : ctx.forwarderUrl}/v1/messages`;
   const tracking: Tracking = { outstanding: new Map(), pending: new Map(), shed: 0, bad5xx: {}, ...(target === "kill" ? { events: [] } : {}) };
   let turn = 0;
   const latencies: number[] = [];
@@ -69,8 +74,12 @@ export async function load(
     duration: seconds,
     pipelining: 1,
     method: "POST",
-    headers: metered ? { "content-type": "application/json" } : { "content-type": "application/json", "x-api-key": "bench", "anthropic-version": "2023-06-01" },
-    body: metered ? gatewayBody : upstreamBody,
+    headers: metered
+      ? { "content-type": "application/json" }
+      : target === "portkey"
+        ? portkeyHeaders(ctx.upstreamOpenaiUrl)
+        : { "content-type": "application/json", "x-api-key": "bench", "anthropic-version": "2023-06-01" },
+    body: metered ? gatewayBody : target === "portkey" ? portkeyBody : upstreamBody,
     ...(requests ? { requests } : {}),
     // Without a callback autocannon returns its run tracker, an event emitter that is also a promise.
   }) as unknown as autocannon.Instance;

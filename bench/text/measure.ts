@@ -18,6 +18,15 @@ export interface Check {
   detail: string;
 }
 
+/**
+ * VACUUM ANALYZE of the run's two databases (made fresh for this bench). This machine's PostgreSQL runs
+ * with autovacuum off, so without it every run would read the dead rows of the runs before it.
+ */
+export async function vacuum(ctx: Context): Promise<void> {
+  await ctx.textDb.query("VACUUM ANALYZE");
+  await ctx.billingDb.query("VACUUM ANALYZE");
+}
+
 /** Warms up connection pools, the JIT, the key and catalog caches; the windows of the warm-up are dropped. */
 export async function warmUp(ctx: Context, targets: readonly Target[]): Promise<void> {
   for (const t of targets) {
@@ -56,6 +65,7 @@ export async function measureKept(
   let best: RunFigures | undefined;
   let waited = 0;
   for (let attempt = 1; attempt <= (opts.quietCores === undefined ? 1 : 3); attempt++) {
+    await vacuum(ctx);
     if (opts.quietCores !== undefined) waited += await waitQuiet(ctx, opts.quietCores);
     const countersBefore = metered ? await counters(ctx) : undefined;
     const r = await load(ctx, t, c, opts.duration);
@@ -102,6 +112,7 @@ export async function killRun(ctx: Context, opts: { duration: number; quietCores
   let runStart = 0;
   let killedAt = 0;
   let readyAt = 0;
+  await vacuum(ctx);
   if (opts.quietCores !== undefined) await waitQuiet(ctx, opts.quietCores);
   console.log(`\nkill run: c=${killC} for ${killS} s; billing-ledger SIGKILLed at 3 s, started again 2 s later`);
   const r = await load(ctx, "kill", killC, killS, {

@@ -2,18 +2,19 @@ import path from "node:path";
 import type { Target } from "./figures";
 
 /** `pnpm bench:text --help`: the settings, all from the environment. */
-export const USAGE = `pnpm bench:text: the text path side by side (direct, forwarder, metered, hot); see bench/text/run.ts.
+export const USAGE = `pnpm bench:text: the text path side by side (direct, forwarder, portkey, metered, hot); see bench/text/run.ts.
 
 Env:
   BENCH_DURATION_S     seconds per run (10)
   BENCH_CONNECTIONS    concurrency levels ("1,16,64,256"; "16" when profiling)
-  BENCH_TARGETS        which runs ("direct,forwarder,metered,hot")
+  BENCH_TARGETS        which runs ("direct,forwarder,portkey,metered,hot"; portkey: Portkey's gateway 1.15
+                       from npm as a plain proxy to the same fake upstream)
   BENCH_ORGS           organizations (each with one key) the metered load is spread over (64)
   BENCH_KILL           "billing" (default; "none" when profiling) or "none"
   BENCH_PROVIDERS      "single" (default: the bench's model has one provider) or "failover": two
                        providers, the first a second fake upstream answering every other call 500
                        (tried first), the second the usual one (docs/benchmarks.md, "Two providers")
-  BENCH_PROFILE_DIR    run every service and the forwarder with --cpu-prof into this folder, and
+  BENCH_PROFILE_DIR    run every service, the forwarder and Portkey with --cpu-prof into this folder, and
                        summarize the profiles over each run's window at the end
   BENCH_JSON           where the figures go as JSON (bench/text/last-run.json, git-ignored)
   BENCH_WATERFALL      n: instead of the load runs, the c=1 waterfall of n sequential requests of each kind
@@ -51,7 +52,7 @@ export function benchOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions
     profileDir,
     duration: Number(env.BENCH_DURATION_S ?? 10),
     levels: (env.BENCH_CONNECTIONS ?? (profileDir ? "16" : "1,16,64,256")).split(",").map(Number),
-    targets: (env.BENCH_TARGETS ?? "direct,forwarder,metered,hot").split(",") as Target[],
+    targets: (env.BENCH_TARGETS ?? "direct,forwarder,portkey,metered,hot").split(",") as Target[],
     orgCount: Number(env.BENCH_ORGS ?? 64),
     killMode: env.BENCH_KILL ?? (profileDir ? "none" : "billing"),
     providers: env.BENCH_PROVIDERS === "failover" ? "failover" : "single",

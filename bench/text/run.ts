@@ -6,6 +6,7 @@ import type { RunFigures } from "./figures";
 import { atRest, booksChecks, invariantChecks, killRun, measureKept, warmUp, type Check } from "./measure";
 import { benchOptions, USAGE } from "./options";
 import { printProfileSummary } from "./profile-summary";
+import { startPortkey } from "./portkey";
 import { printRuns, printTargets } from "./report";
 import { startHelper, startStack, stopChild, stopStack, type Context, type Started } from "./stack";
 import { runWaterfall } from "./waterfall";
@@ -16,11 +17,15 @@ import { runWaterfall } from "./waterfall";
  * - direct:    the load straight to the fake upstream;
  * - forwarder: a bare Express 5 + http-proxy-middleware forwarder in its own process in front of it
  *              (no auth, no billing: the floor any gateway of this design pays);
+ * - portkey:   Portkey's AI gateway (`@portkey-ai/gateway` 1.15, from npm) as a plain proxy in front of
+ *              it (OpenAI chat calls, `x-portkey-provider: openai`, the fake upstream as custom host): the
+ *              peer our throughput is measured against (portkey.ts);
  * - metered:   the real system (billing-ledger, text and the gateway as real processes), POST
  *              /v1/messages with a fresh Idempotency-Key per request, spread over many organizations'
  *              keys; and `hot`: the same with every request from one organization's one key.
  *
- * For each concurrency: req/s, p50/p90/p99 of the 2xx answers, answers by status, CPU seconds per 1,000
+ * Before every run the two databases (fresh for this bench) get a VACUUM ANALYZE: this machine's
+ * PostgreSQL runs with autovacuum off. For each concurrency: req/s, p50/p90/p99 of the 2xx answers, answers by status, CPU seconds per 1,000
  * requests of every process (from /proc: gateway, text, billing-ledger, forwarder, upstream, this run's
  * PostgreSQL backends, RabbitMQ, the load generator), RSS per process. After each metered run every
  * request is brought to a final answer (each 202, and each request the load generator left unanswered
@@ -69,6 +74,7 @@ async function main(): Promise<void> {
     return;
   }
   const forwarder = await startHelper("forwarder.process.ts", [upstream.info.anthropicBaseUrl!], nodeArgs);
+  const portkey = opts.targets.includes("portkey") ? await startPortkey(nodeArgs) : undefined;
   const flaky = opts.providers === "failover" ? await startHelper("fake-upstream.process.ts", ["--fail-every", "2"], []) : undefined;
   const started: Started = { clients: [] };
   const runs: RunFigures[] = [];
@@ -78,7 +84,7 @@ async function main(): Promise<void> {
   /** Runs measured again because other work disturbed them: not printed, but checked like the rest. */
   const discarded: RunFigures[] = [];
   try {
-    const ctx = await startStack(started, { upstream, forwarder, orgCount, nodeArgs, profileDir, windows });
+    const ctx = await startStack(started, { upstream, forwarder, portkey, orgCount, nodeArgs, profileDir, windows });
     if (flaky) await twoProviders(ctx, flaky.info.anthropicBaseUrl!, upstream.info.anthropicBaseUrl!);
     await warmUp(ctx, opts.targets);
     idle = await atRest(ctx);
@@ -122,6 +128,7 @@ async function main(): Promise<void> {
     console.log(`\nfigures written to ${path.relative(process.cwd(), jsonPath)}`);
     await stopStack(started);
     await stopChild(forwarder.child);
+    if (portkey) await stopChild(portkey.child);
     await stopChild(upstream.child);
     if (flaky) await stopChild(flaky.child);
     if (profileDir) {

@@ -9,7 +9,7 @@ import { snapshot } from "./cpu";
 import { sleep } from "./figures";
 
 /**
- * The processes under load: the fake upstream and the forwarder (helpers of ours), and the real
+ * The processes under load: the fake upstream and the forwarder (helpers of ours), Portkey's gateway, and the real
  * billing-ledger, text and gateway with their databases, many organizations' keys and one hot one.
  */
 
@@ -18,12 +18,12 @@ export async function startHelper(
   file: string,
   args: string[],
   nodeArgs: string[],
-): Promise<{ child: ChildProcess; info: { url?: string; anthropicBaseUrl?: string; pid: number } }> {
+): Promise<{ child: ChildProcess; info: { url?: string; anthropicBaseUrl?: string; openaiBaseUrl?: string; pid: number } }> {
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path.join(__dirname, file), ...args], {
     cwd: repoRoot(),
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const info = await new Promise<{ url?: string; anthropicBaseUrl?: string; pid: number }>((resolve, reject) => {
+  const info = await new Promise<{ url?: string; anthropicBaseUrl?: string; openaiBaseUrl?: string; pid: number }>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`${file} exited (${code}) before it was ready`)));
     createInterface({ input: child.stdout! }).once("line", (line) => resolve(JSON.parse(line) as { pid: number }));
   });
@@ -34,7 +34,11 @@ export interface Context {
   sut: SystemUnderTest;
   upstreamPid: number;
   forwarderPid: number;
+  /** Portkey's gateway, when the `portkey` target runs. */
+  portkey: { pid: number; url: string } | undefined;
+  portkeyPid: number | undefined;
   upstreamUrl: string;
+  upstreamOpenaiUrl: string;
   forwarderUrl: string;
   dbNames: string[];
   textDb: Client;
@@ -65,7 +69,15 @@ export interface Started {
  */
 export async function startStack(
   started: Started,
-  opts: { upstream: Helper; forwarder: Helper; orgCount: number; nodeArgs: string[]; profileDir: string | undefined; windows: Context["windows"] },
+  opts: {
+    upstream: Helper;
+    forwarder: Helper;
+    portkey: { pid: number; url: string } | undefined;
+    orgCount: number;
+    nodeArgs: string[];
+    profileDir: string | undefined;
+    windows: Context["windows"];
+  },
 ): Promise<Context> {
   const { upstream, forwarder, profileDir, nodeArgs } = opts;
   const sut = await startSystemUnderTest({
@@ -94,7 +106,10 @@ export async function startStack(
     sut,
     upstreamPid: upstream.info.pid,
     forwarderPid: forwarder.info.pid,
+    portkey: opts.portkey,
+    portkeyPid: opts.portkey?.pid,
     upstreamUrl: upstream.info.anthropicBaseUrl!,
+    upstreamOpenaiUrl: upstream.info.openaiBaseUrl!,
     forwarderUrl: forwarder.info.url!,
     dbNames: [textUrl, billingUrl].map((u) => new URL(u).pathname.slice(1)),
     textDb,

@@ -1,6 +1,7 @@
 import { Agent, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
-import { createProxyMiddleware } from "http-proxy-middleware";
+import { parse as parseUrl } from "node:url";
+import { createProxyMiddleware, debugProxyErrorsPlugin, proxyEventsPlugin } from "http-proxy-middleware";
 import type { RequestHandler } from "express";
 import { AppError, deliveryOf, errorBody, isInternalRefusal, markRequest, type Logger } from "@meter/service-kit";
 import { watchBodyPace } from "../http/body-pace";
@@ -102,10 +103,17 @@ export function serviceProxy(
   const agent = new Agent({ keepAlive: true, keepAliveMsecs: 10_000, timeout: PROXY_IDLE_SOCKET_MS });
   const proxies = endpoints.map((target) =>
     createProxyMiddleware<IncomingMessage, ServerResponse>({
-      target,
+      // Parsed here once: http-proxy parses a target given as a string (legacy url.parse) at every request.
+      target: parseUrl(target) as unknown as string,
       agent,
       changeOrigin: false,
       xfwd: true,
+      // The path goes out as the request has it (forwardedPath made it plain), not through url.parse again.
+      toProxy: true,
+      // Without the default logger plugin, which builds a URL of the target for every answer to log it
+      // through a logger that is not there; the plugins kept are those the proxy needs.
+      ejectPlugins: true,
+      plugins: [debugProxyErrorsPlugin, proxyEventsPlugin],
       proxyTimeout: 180_000,
       on: {
         proxyReq: (proxyReq: ClientRequest, req, res) => {
@@ -176,12 +184,31 @@ export function serviceProxy(
     // forwarded with both headers is one the service must refuse (RFC 9112, 6.3).
     if (res.locals.rawBody) delete req.headers["transfer-encoding"];
     markRequest(req, "proxy.start");
+    req.url = forwardedPath(req.url ?? "/");
     const endpoint = turn;
     turn = (turn + 1) % proxies.length;
-    const forwarded = Object.fromEntries(FORWARDED_HEADERS.map((h) => [h, req.headers[h]]));
+    const h = req.headers;
+    const forwarded = {
+      "x-forwarded-for": h["x-forwarded-for"],
+      "x-forwarded-port": h["x-forwarded-port"],
+      "x-forwarded-proto": h["x-forwarded-proto"],
+      "x-forwarded-host": h["x-forwarded-host"],
+    } satisfies Attempt["forwarded"];
     (req as AttemptedRequest)[ATTEMPT] = { endpoint, retried: false, mayHaveArrived: false, forwarded, next };
     return proxies[endpoint]!(req, res, next);
   };
+}
+
+/** A path that url.parse returns unchanged: no character it escapes, no fragment, origin form. */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*$/;
+
+/**
+ * The path a request is forwarded with: what http-proxy took from url.parse(req.url).path before
+ * `toProxy` (an absolute-form target reduced to its path, some characters escaped, a fragment dropped),
+ * computed only for the rare path that is not plain already.
+ */
+export function forwardedPath(url: string): string {
+  return PLAIN_PATH.test(url) ? url : (parseUrl(url).path ?? "");
 }
 
 /**

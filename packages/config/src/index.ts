@@ -133,6 +133,12 @@ export const CommonConfig = z.object({
   INTERNAL_AUTH_SIGN: env.enumOf(["ed25519", "mac"] as const, "ed25519"),
   /** What it believes: `both` schemes, or `mac-only` once every caller signs MACs. */
   INTERNAL_AUTH_ACCEPT: env.enumOf(["both", "mac-only"] as const, "both"),
+  /**
+   * How bus commands this process publishes are sealed: `ed25519` (what every release believes; the
+   * default while a consumer may run 1.1.0) or `mac`, a MAC for the command's one consumer
+   * (docs/deploy.md, Upgrading). Events are always Ed25519-signed.
+   */
+  BUS_COMMAND_SIGN: env.enumOf(["ed25519", "mac"] as const, "ed25519"),
   HOST: env.string("127.0.0.1"),
   /**
    * On SIGTERM, how long a server keeps serving after /readyz turns 503 (its answers closing their

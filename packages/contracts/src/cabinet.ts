@@ -70,6 +70,16 @@ export type ChangePasswordRequest = z.infer<typeof ChangePasswordRequest>;
 /** The password is changed; `signed_out` counts the member's other sessions it ended. */
 export const PasswordChanged = z.object({ object: z.literal("password_change"), signed_out: z.number().int() });
 export type PasswordChanged = z.infer<typeof PasswordChanged>;
+/** The languages the cabinet speaks. */
+export const CABINET_LOCALES = ["en", "ru"] as const;
+export const CabinetLocale = z.enum(CABINET_LOCALES, {
+  error: (issue) =>
+    `${typeof issue.input === "string" ? `"${issue.input}" is` : "this is"} not a language the cabinet speaks: use "en" or "ru" (or null: the browser's language)`,
+});
+export type CabinetLocale = z.infer<typeof CabinetLocale>;
+/** A member's own settings: the cabinet's language (null: the browser's decides). */
+export const UpdateMeRequest = z.strictObject({ locale: CabinetLocale.nullable() });
+export type UpdateMeRequest = z.infer<typeof UpdateMeRequest>;
 export const MemberCreateKeyRequest = z.strictObject({
   name: KeyName,
   scopes: z.array(Scope).min(1),
@@ -143,7 +153,8 @@ const SessionInfo = z.object({ id: z.uuid(), expires_at: Timestamp });
 export const CabinetMe = z.object({
   object: z.literal("cabinet_session"),
   role: z.literal("member"),
-  user: z.object({ id: z.uuid(), email: z.string() }),
+  /** `locale`: the cabinet's language the member chose, ahead of the browser's; null until they choose. */
+  user: z.object({ id: z.uuid(), email: z.string(), locale: CabinetLocale.nullable() }),
   organizations: z.array(CabinetOrganization),
   /** The organization the switcher points at (null when the user belongs to none). */
   organization_id: z.uuid().nullable(),

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { Microrub } from "./money";
 import { type Operation, Unit } from "./scopes";
-import { KINDS_OF_OPERATION } from "./upstream-media";
 
 export const ModelId = z
   .string()
@@ -63,6 +62,23 @@ export type Operations = z.infer<typeof Operations>;
 /** `openai-images` is the Images API (image edits); the others speak chat protocols, and `local` is the built-in models. */
 export const ProviderKind = z.enum(["anthropic", "openai-chat", "openai-responses", "openai-images", "local"]);
 export type ProviderKind = z.infer<typeof ProviderKind>;
+
+/** The provider kinds that speak a chat protocol: text, and the analysis of images and texts. */
+export const CHAT_PROVIDER_KINDS = ["anthropic", "openai-chat", "openai-responses"] as const satisfies readonly ProviderKind[];
+
+/**
+ * Which provider kinds can serve each operation (docs/api.md, "Media on upstream models"). `local` is
+ * the built-in models, each of one operation; the catalog refuses an entry whose provider cannot serve
+ * one of its operations, naming the kinds that can.
+ */
+export const KINDS_OF_OPERATION: Record<Operation, readonly ProviderKind[]> = {
+  text: [...CHAT_PROVIDER_KINDS, "local"],
+  image_generation: ["openai-images", "local"],
+  image_edit: ["openai-images", "local"],
+  image_analysis: [...CHAT_PROVIDER_KINDS, "local"],
+  ocr: ["local"],
+  text_analysis: [...CHAT_PROVIDER_KINDS, "local"],
+};
 
 export const Provider = z.strictObject({
   kind: ProviderKind,
@@ -132,16 +148,20 @@ export const ModelUpsert = z
       else if (seen.has(providerIdOf(p))) ctx.addIssue({ code: "custom", path: at, message: "the same provider is listed twice" });
       else seen.add(providerIdOf(p));
     });
-    for (const operation of Object.keys(m.operations) as Operation[]) {
-      const kinds = KINDS_OF_OPERATION[operation];
-      list.forEach((p, i) => {
-        if (kinds.includes(p.kind)) return;
-        ctx.addIssue({
-          code: "custom",
-          path: path === "providers" ? [path, i, "kind"] : [path, "kind"],
-          message: `provider kind ${p.kind} cannot serve ${operation}; kinds that can: ${kinds.join(", ")}`,
-        });
+    const operations = Object.keys(m.operations) as Operation[];
+    // One issue per provider naming every operation it cannot serve: the error shows the first issue only.
+    list.forEach((p, i) => {
+      const refused = operations.filter((operation) => !KINDS_OF_OPERATION[operation].includes(p.kind));
+      if (refused.length === 0) return;
+      ctx.addIssue({
+        code: "custom",
+        path: path === "providers" ? [path, i, "kind"] : [path, "kind"],
+        message: refused
+          .map((operation) => `provider kind ${p.kind} cannot serve ${operation}; kinds that can: ${KINDS_OF_OPERATION[operation].join(", ")}`)
+          .join(". "),
       });
+    });
+    for (const operation of operations) {
       // A media model runs on the built-in engines or on upstreams: its grammar, settings and limits are one or the other's.
       if (operation !== "text" && list.some((p) => p.kind === "local") && list.some((p) => p.kind !== "local")) {
         ctx.addIssue({ code: "custom", path: [path], message: `${operation} runs on local providers or on upstream ones, not on both` });

@@ -86,14 +86,27 @@ export function mayPublish(producer: Deployable, routingKey: RoutingKey): boolea
 export const CommandQueues = {
   billingHoldCommands: {
     queue: "billing-ledger.hold-commands",
+    consumer: "billing-ledger",
     routingKeys: ["billing.hold.settle", "billing.hold.release"] as const satisfies readonly RoutingKey[],
   },
   filesVerification: {
     queue: "files.verification",
+    consumer: "files-worker",
     routingKeys: ["files.upload.completed"] as const satisfies readonly RoutingKey[],
   },
   mediaJobs: {
     queue: "media-jobs.jobs",
+    consumer: "media-jobs-worker",
     routingKeys: ["media.job.requested"] as const satisfies readonly RoutingKey[],
   },
-} as const;
+} as const satisfies Record<string, { queue: string; consumer: Deployable; routingKeys: readonly RoutingKey[] }>;
+
+/**
+ * The one deployable that consumes a command (its queue's owner), or undefined for an event, which any
+ * number of deployables may hear. A command can therefore be sealed for its one reader (a MAC under the
+ * producer -> consumer pair key) instead of signed for everyone (packages/messaging, message-signature.ts).
+ */
+export function commandConsumer(routingKey: RoutingKey): Deployable | undefined {
+  for (const q of Object.values(CommandQueues)) if ((q.routingKeys as readonly RoutingKey[]).includes(routingKey)) return q.consumer;
+  return undefined;
+}

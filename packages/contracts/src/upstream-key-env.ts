@@ -30,6 +30,7 @@ const PREFIXES = [
   "BODY_",
   "BOOKS_",
   "BUDGET_",
+  "BUS_",
   "CABINET_",
   "HOLD_",
   "REFUSAL_LOG_",

@@ -1,23 +1,6 @@
 import { z } from "zod";
-import type { MediaCapabilities, Operations, Provider, ProviderKind } from "./catalog";
+import { CHAT_PROVIDER_KINDS, type MediaCapabilities, type Operations, type Provider, type ProviderKind } from "./catalog";
 import type { Operation } from "./scopes";
-
-/** The provider kinds that speak a chat protocol: text, and the analysis of images and texts. */
-const CHAT = ["anthropic", "openai-chat", "openai-responses"] as const satisfies readonly ProviderKind[];
-
-/**
- * Which provider kinds can serve each operation (docs/api.md, "Media on upstream models"). `local` is
- * the built-in models, each of one operation; the catalog refuses an entry whose provider cannot serve
- * one of its operations, naming the kinds that can.
- */
-export const KINDS_OF_OPERATION: Record<Operation, readonly ProviderKind[]> = {
-  text: [...CHAT, "local"],
-  image_generation: ["openai-images", "local"],
-  image_edit: ["openai-images", "local"],
-  image_analysis: [...CHAT, "local"],
-  ocr: ["local"],
-  text_analysis: [...CHAT, "local"],
-};
 
 /** What an upstream media model takes, enforced by media-jobs before the hold and published in the catalog. */
 export interface UpstreamMediaDefinition {
@@ -92,7 +75,7 @@ const TEXT_ANALYSIS: UpstreamMediaDefinition = {
 /** The definition of an upstream kind's media operation; undefined when the kind cannot serve it upstream. */
 export function upstreamMediaDefinition(kind: ProviderKind, operation: Operation): UpstreamMediaDefinition | undefined {
   if (kind === "openai-images") return operation === "image_edit" ? IMAGE_EDIT : undefined;
-  if (!(CHAT as readonly ProviderKind[]).includes(kind)) return undefined;
+  if (!(CHAT_PROVIDER_KINDS as readonly ProviderKind[]).includes(kind)) return undefined;
   if (operation === "image_analysis") return IMAGE_ANALYSIS;
   if (operation === "text_analysis") return TEXT_ANALYSIS;
   return undefined;

@@ -166,6 +166,8 @@ export async function startSystem(opts: SystemOptions): Promise<RunningSystem> {
         // Every process of a local system runs the same release, so none needs the Ed25519 signatures
         // kept for a rolling upgrade (docs/deploy.md, Upgrading): MACs, a tenth of the CPU.
         INTERNAL_AUTH_SIGN: env.INTERNAL_AUTH_SIGN ?? "mac",
+        // Likewise bus commands: a MAC for their one consumer instead of an Ed25519 signature.
+        BUS_COMMAND_SIGN: env.BUS_COMMAND_SIGN ?? "mac",
         INTERNAL_SIGNING_KEY: opts.internalKeys.signingKeys[deployableOf(spec)],
         INTERNAL_PUBLIC_KEYS: opts.internalKeys.publicKeys,
         // billing-ledger's grant key, its own: it signs what it grants and checks the signatures it is shown.

@@ -9,7 +9,7 @@ import { registerDeadLetterGauge } from "./dead-letter-metric";
 import { QueueConsumer, type BatchHandler, type Consumer, type ConsumerMode, type MessageHandler } from "./consumer";
 import { BusUnavailableError } from "./errors";
 import { silentLogger, type BusLogger } from "./logger";
-import { signMessage } from "./message-signature";
+import { MessageSeal, type BusCommandSign } from "./message-signature";
 import { Publisher } from "./publisher";
 import { deadLetterCounter, refusalCounter, type DeadLetterCounter, type RefusalCounter } from "./refusal-metric";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy";
@@ -33,6 +33,12 @@ export interface BusOptions {
    * as `keys.self`, and its consumers take only messages signed by a producer the catalog names.
    */
   keys: InternalKeys;
+  /**
+   * How the commands it publishes are sealed (BUS_COMMAND_SIGN): `ed25519` (the default; what every
+   * release believes) or `mac`, a MAC for the command's one consumer (message-signature.ts), once every
+   * consumer runs a release that believes it. Events are always signed Ed25519.
+   */
+  commandSign?: BusCommandSign;
   /** The service's /metrics registry, for bus_messages_refused_total, bus_messages_dead_lettered_total and bus_dead_letter_messages. */
   registry?: Registry;
   logger?: BusLogger;
@@ -120,7 +126,7 @@ class AmqpBus implements Bus {
   private readonly connection: BusConnection;
   private readonly publisher: Publisher;
   private readonly publishTimeoutMs: number;
-  private readonly keys: InternalKeys;
+  private readonly seal: MessageSeal;
   private readonly refused: RefusalCounter;
   private readonly deadLettered: DeadLetterCounter;
   private readonly consumers = new Set<Consumer>();
@@ -136,7 +142,7 @@ class AmqpBus implements Bus {
     this.name = options.name;
     this.logger = options.logger ?? silentLogger;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
-    this.keys = options.keys;
+    this.seal = new MessageSeal(options.keys, options.commandSign);
     this.refused = refusalCounter(options.registry);
     this.deadLettered = deadLetterCounter(options.registry);
     this.connection = new BusConnection({
@@ -180,7 +186,7 @@ class AmqpBus implements Bus {
         timestamp: Math.floor(Date.now() / 1000),
         appId: this.name,
         // The signature's headers last: a caller's header cannot stand in for them.
-        headers: { ...options.headers, ...signMessage(this.keys, { routingKey, messageId, body }) },
+        headers: { ...options.headers, ...this.seal.sign({ routingKey, messageId, body }) },
       },
       timeoutMs,
     );
@@ -226,7 +232,7 @@ class AmqpBus implements Bus {
     assertQueueSpec(options);
     if (!Number.isInteger(prefetch) || prefetch < 1) throw new TypeError("prefetch must be an integer >= 1");
     const spec = { queue: options.queue, routingKeys: options.routingKeys, exclusive: options.exclusive ?? false };
-    const guard = { trusted: this.keys.trusted, refused: this.refused, deadLettered: this.deadLettered };
+    const guard = { seal: this.seal, refused: this.refused, deadLettered: this.deadLettered };
     const consumer = new QueueConsumer(this.connection, this.logger, guard, spec, prefetch, resolveRetryPolicy(options.retry), mode);
     await consumer.start(this.publishTimeoutMs);
     if (!spec.exclusive) this.durableQueues.add(spec.queue);

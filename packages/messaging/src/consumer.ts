@@ -1,12 +1,11 @@
 import type { Deployable, MessagePayload, RoutingKey } from "@meter/contracts";
-import type { InternalKeys } from "@meter/signing";
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from "amqplib";
 import { isRoutingKey, parseMessage } from "./catalog";
 import type { BusConnection } from "./connection";
 import { errorMessage } from "./errors";
 import type { BusLogger } from "./logger";
 import { applicationHeaders, MessageHeaders, readAttempt, readRoutingKey, type HeaderTable } from "./message-headers";
-import { checkMessage } from "./message-signature";
+import type { MessageSeal } from "./message-signature";
 import type { DeadLetterCounter, RefusalCounter } from "./refusal-metric";
 import { decideOnFailure, reachableDelays, type DeadLetterReason, type RetryPolicy } from "./retry-policy";
 import { deadLetterQueueName, declareConsumerQueues, declareExclusiveQueue, movesExchangeName, republish, retryQueueName, type QueueSpec } from "./topology";
@@ -39,8 +38,8 @@ export type ConsumerMode<K extends RoutingKey> = { kind: "single"; handler: Mess
 
 /** What a consumer checks each delivery against, and where it counts what it refuses. */
 export interface ConsumerGuard {
-  /** The public keys of INTERNAL_PUBLIC_KEYS, by kid. */
-  trusted: InternalKeys["trusted"];
+  /** Checks each delivery's signature or MAC, with the keys of INTERNAL_PUBLIC_KEYS. */
+  seal: MessageSeal;
   refused: RefusalCounter;
   deadLettered: DeadLetterCounter;
 }
@@ -224,7 +223,7 @@ export class QueueConsumer<K extends RoutingKey> implements Consumer {
     if (!this.keys.has(routingKey)) return { ok: false, reason: "unexpected-routing-key", error: `"${routingKey}" is not consumed from ${this.queue}` };
     const key = routingKey as K;
     // Before the body is even parsed: what a producer the catalog names did not sign is nobody's word.
-    const signed = checkMessage(this.guard.trusted, message.properties.headers ?? {}, { routingKey: key, messageId, body: message.content });
+    const signed = this.guard.seal.check(message.properties.headers ?? {}, { routingKey: key, messageId, body: message.content });
     if (!signed.ok) return signed;
     let body: unknown;
     try {

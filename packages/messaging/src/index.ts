@@ -22,8 +22,17 @@ export {
 export { registerUnroutedGauge, UNROUTED_METRIC } from "./unrouted-metric";
 export { DEAD_LETTERED_METRIC, REFUSED_METRIC } from "./refusal-metric";
 export { DEAD_LETTER_METRIC } from "./dead-letter-metric";
-export { signMessage, checkMessage, type SignedMessage, type MessageCheck, type RefusalReason } from "./message-signature";
+export {
+  signMessage,
+  checkMessage,
+  MessageSeal,
+  BUS_COMMAND_SIGN,
+  type BusCommandSign,
+  type SignedMessage,
+  type MessageCheck,
+  type RefusalReason,
+} from "./message-signature";
 export { outboxInsertSql, writeOutboxMessage, type OutboxDb, type OutboxInsert, type SqlExecutor } from "./outbox-sql";
-export { startOutboxRelay, type OutboxRelay, type OutboxRelayOptions } from "./outbox-relay";
+export { startOutboxRelay, DIRECT_PUBLISH_LEASE_MS, type OutboxRelay, type OutboxRelayOptions, type OutboxRow } from "./outbox-relay";
 export { deadLetterCount, showDeadLetters, replayDeadLetters, purgeDeadLetters, workQueueOf, type DeadLetter } from "./dead-letters";
 export { watchedQueues, queueCounts, readWatchedQueues, type QueueRole, type WatchedQueue, type QueueReading } from "./queue-census";

@@ -26,16 +26,35 @@ export interface OutboxRelayOptions {
 export interface OutboxRelay {
   /** Wakes the relay now; call it after committing a transaction that wrote outbox rows. */
   kick(): void;
+  /**
+   * Publishes rows a transaction just committed, at once and without claiming them first, then marks
+   * them published (concurrent calls share one statement). The writer must have given them an
+   * `available_at` at least DIRECT_PUBLISH_LEASE_MS ahead, so the relay's poll leaves them alone
+   * meanwhile: a row this fails to publish (or a process that dies first) is taken by the poll once
+   * that time has come. Resolves when done; never rejects.
+   */
+  publishNow(rows: readonly OutboxRow[]): Promise<void>;
   /** Stops the loop after the batch under way is published and marked. */
   stop(): Promise<void>;
 }
 
-interface ClaimedRow {
+/** A row of the outbox as the relay publishes it. */
+export interface OutboxRow {
   message_id: string;
   routing_key: string;
+  /** The payload, as jsonb decoded or its text. */
   payload: unknown;
+}
+
+interface ClaimedRow extends OutboxRow {
   attempts: number;
 }
+
+/**
+ * How far ahead a writer that publishes its rows itself (OutboxRelay.publishNow) sets their
+ * `available_at`: the relay's poll takes them only after this, if they are still unpublished.
+ */
+export const DIRECT_PUBLISH_LEASE_MS = 10_000;
 
 interface FailedRow {
   message_id: string;
@@ -44,13 +63,22 @@ interface FailedRow {
   delay_ms: number | null;
 }
 
+/**
+ * The claim: the oldest due rows, each leased to this relay for `$2` ms (available_at moved on) in one
+ * statement and a commit of its own, so no transaction stays open while the broker confirms. Another
+ * relay skips them meanwhile; a relay that dies before marking them leaves them to be taken again when
+ * the lease ends, and consumers absorb that second publish by message id.
+ */
 const CLAIM_SQL = `
-  SELECT message_id::text AS message_id, routing_key, payload, attempts
-  FROM outbox_messages
-  WHERE published_at IS NULL AND available_at <= now()
-  ORDER BY available_at, id
-  LIMIT $1::int
-  FOR UPDATE SKIP LOCKED`;
+  UPDATE outbox_messages AS o SET available_at = now() + $2::float8 * interval '1 millisecond'
+  FROM (
+    SELECT id FROM outbox_messages
+    WHERE published_at IS NULL AND available_at <= now()
+    ORDER BY available_at, id
+    LIMIT $1::int
+    FOR UPDATE SKIP LOCKED) AS c
+  WHERE o.id = c.id
+  RETURNING o.message_id::text AS message_id, o.routing_key, o.payload, o.attempts`;
 
 // Ids as a typed array: `= ANY` is read through the unique index on message_id whatever the planner knows
 // of the table (no statistics where autovacuum is off), where an IN over a JSON array was planned as a
@@ -61,9 +89,16 @@ const CLAIM_SQL = `
 // published rows, 0 after the first plain scan (docs/benchmarks.md, "Issue 32").
 const PLAIN_INDEX_SCAN_SQL = "SET LOCAL enable_bitmapscan = off";
 
+/**
+ * Every row of a batch marked published in one statement and one round trip, its commit not waiting for
+ * the disk: set_config(..., true) sets synchronous_commit for the statement's own transaction (the
+ * one-time filter runs it before any row), where SET LOCAL would need BEGIN and COMMIT around it. A mark
+ * lost in a crash publishes those rows again, which consumers absorb by message id.
+ */
 const MARK_PUBLISHED_SQL = `
+  WITH relaxed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))
   UPDATE outbox_messages SET published_at = now(), last_error = NULL
-  WHERE message_id = ANY ($1::uuid[])`;
+  WHERE message_id = ANY ($1::uuid[]) AND published_at IS NULL AND EXISTS (SELECT 1 FROM relaxed)`;
 
 const MARK_FAILED_SQL = `
   UPDATE outbox_messages AS o
@@ -88,8 +123,11 @@ const ERROR_PAUSE_MS = 1_000;
 
 /**
  * Publishes the rows services write to their outbox table. Each batch is claimed with FOR UPDATE SKIP LOCKED
- * and marked in the same transaction, so relays on several replicas never publish a row twice; a crash after
- * the broker's confirm and before the commit publishes it again, which consumers absorb by message id.
+ * and leased to the relay in one committed statement (CLAIM_SQL), published, then marked published in one
+ * statement, so relays on several replicas never publish a row twice while its lease runs and no
+ * transaction is open while the broker confirms; a crash after the broker's confirm and before the mark
+ * publishes it again, which consumers absorb by message id. A writer may also hand its rows to
+ * publishNow right after its commit, skipping the claim and the poll's delay.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const relay = new Relay(options);
@@ -112,6 +150,10 @@ class Relay implements OutboxRelay {
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private nextCleanupAt = 0;
+  /** Rows published by publishNow, waiting to be marked: concurrent calls share one statement. */
+  private marking: { ids: string[]; done: Promise<void> } | undefined;
+  private markInFlight: Promise<void> = Promise.resolve();
+  private readonly direct = new Set<Promise<void>>();
 
   constructor(options: OutboxRelayOptions) {
     this.db = options.db;
@@ -140,6 +182,41 @@ class Relay implements OutboxRelay {
     this.stopped = true;
     this.wake?.();
     await this.loop;
+    await Promise.all([...this.direct]);
+  }
+
+  publishNow(rows: readonly OutboxRow[]): Promise<void> {
+    const work = this.publishDirect(rows);
+    this.direct.add(work);
+    void work.finally(() => this.direct.delete(work));
+    return work;
+  }
+
+  private async publishDirect(rows: readonly OutboxRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      const failures = await Promise.all(rows.map((row) => this.publish({ ...row, attempts: 0 })));
+      const published = rows.filter((_, index) => failures[index] === null).map((row) => row.message_id);
+      // A row that failed is left to the poll, which takes it when its lease ends and counts its attempts.
+      if (published.length > 0) await this.markPublished(published);
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, "outbox: publishing committed rows at once failed; the relay takes them later");
+    }
+  }
+
+  /** Marks rows published (MARK_PUBLISHED_SQL); ids that arrive while a mark is under way go together in the next one. */
+  private markPublished(ids: readonly string[]): Promise<void> {
+    if (!this.marking) {
+      const batch: { ids: string[]; done: Promise<void> } = { ids: [], done: Promise.resolve() };
+      batch.done = this.markInFlight.then(async () => {
+        if (this.marking === batch) this.marking = undefined;
+        await this.db.$executeRawUnsafe(MARK_PUBLISHED_SQL, batch.ids);
+      });
+      this.markInFlight = batch.done.catch(() => undefined);
+      this.marking = batch;
+    }
+    this.marking.ids.push(...ids);
+    return this.marking.done;
   }
 
   private async run(): Promise<void> {
@@ -160,24 +237,24 @@ class Relay implements OutboxRelay {
   }
 
   private async relayBatch(): Promise<number> {
-    return this.db.$transaction(
+    const leaseMs = 2 * this.publishTimeoutMs + 15_000;
+    // The claim commits at once; the lease, not a lock held across the broker's confirm, keeps the rows
+    // this relay's. It need not wait for the disk: a lease lost in a crash only makes the rows due again.
+    const rows = await this.db.$transaction(
       async (tx) => {
         await tx.$executeRawUnsafe(PLAIN_INDEX_SCAN_SQL);
-        const rows = await tx.$queryRawUnsafe<ClaimedRow[]>(CLAIM_SQL, this.batchSize);
-        if (rows.length === 0) return 0;
-        const failures = await Promise.all(rows.map((row) => this.publish(row)));
-        const published = rows.filter((_, index) => failures[index] === null).map((row) => row.message_id);
-        const failed = failures.filter((failure): failure is FailedRow => failure !== null);
-        if (published.length > 0) await tx.$executeRawUnsafe(MARK_PUBLISHED_SQL, published);
-        if (failed.length > 0) await tx.$executeRawUnsafe(MARK_FAILED_SQL, JSON.stringify(failed));
-        this.logger.debug({ published: published.length, failed: failed.length }, "outbox batch relayed");
-        return rows.length;
+        return tx.$queryRawUnsafe<ClaimedRow[]>(CLAIM_SQL, this.batchSize, leaseMs);
       },
-      // Marking rows published need not wait for the disk: a mark lost in a crash publishes those rows again,
-      // which consumers absorb by message id as they do after any crash before this commit. It spares
-      // the disk a flush per paid request (docs/benchmarks.md, the c=1 waterfall).
-      { maxWait: 5_000, timeout: 2 * this.publishTimeoutMs + 15_000, synchronousCommit: false },
+      { maxWait: 5_000, timeout: 15_000, synchronousCommit: false },
     );
+    if (rows.length === 0) return 0;
+    const failures = await Promise.all(rows.map((row) => this.publish(row)));
+    const published = rows.filter((_, index) => failures[index] === null).map((row) => row.message_id);
+    const failed = failures.filter((failure): failure is FailedRow => failure !== null);
+    if (published.length > 0) await this.markPublished(published);
+    if (failed.length > 0) await this.db.$executeRawUnsafe(MARK_FAILED_SQL, JSON.stringify(failed));
+    this.logger.debug({ published: published.length, failed: failed.length }, "outbox batch relayed");
+    return rows.length;
   }
 
   /** Publishes one row; resolves with what to record if it failed, null if the broker confirmed it. */

@@ -277,3 +277,78 @@ test("stop waits for the batch under way", async () => {
   expect(await unpublished()).toBe(0);
   await eventually(() => expectEachOnce(ids));
 });
+
+/** Rows committed the way a writer that publishes them itself does: due for the poll only after a lease. */
+async function commitLeased(count: number, leaseMs: number): Promise<{ message_id: string; routing_key: string; payload: unknown }[]> {
+  const rows = Array.from({ length: count }, () => ({ message_id: randomUUID(), routing_key: "billing.hold.settle", payload: settle() }));
+  await database.pool.query(
+    `INSERT INTO outbox_messages (message_id, routing_key, payload, available_at)
+     SELECT m, 'billing.hold.settle', p, now() + $3::float8 * interval '1 millisecond' FROM unnest($1::uuid[], $2::jsonb[]) AS x(m, p)`,
+    [rows.map((r) => r.message_id), rows.map((r) => JSON.stringify(r.payload)), leaseMs],
+  );
+  return rows;
+}
+
+test("rows handed to publishNow after their commit are published at once and marked, and the poll leaves them alone", async () => {
+  const published: string[] = [];
+  const relay = start({
+    idleMs: 20,
+    bus: {
+      publish: async (...args: Parameters<Bus["publish"]>) => {
+        published.push(args[2]!.messageId!);
+        return bus.publish(...args);
+      },
+    },
+  });
+  const rows = await commitLeased(6, 60_000);
+  const [a, b] = [rows.slice(0, 3), rows.slice(3)];
+  // Two commits' rows at once: their marks share a statement when they meet.
+  await Promise.all([relay.publishNow(a), relay.publishNow(b)]);
+  expect(await unpublished()).toBe(0);
+  await eventually(() => expectEachOnce(rows.map((r) => r.message_id)));
+  await sleep(200);
+  expect(published.sort()).toEqual(rows.map((r) => r.message_id).sort());
+});
+
+test("a row publishNow could not publish is published by the poll once its lease ends", async () => {
+  let failing = true;
+  const relay = start({
+    idleMs: 20,
+    bus: {
+      publish: async (...args: Parameters<Bus["publish"]>) => {
+        if (failing) throw new Error("the broker is away");
+        return bus.publish(...args);
+      },
+    },
+  });
+  const rows = await commitLeased(2, 500);
+  await relay.publishNow(rows);
+  expect(await unpublished()).toBe(2);
+  failing = false;
+  await sleep(200);
+  expect(received.size).toBe(0);
+  await eventually(() => expectEachOnce(rows.map((r) => r.message_id)), 5_000);
+  await eventually(async () => expect(await unpublished()).toBe(0));
+});
+
+test("no transaction stays open while the broker confirms a batch", async () => {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let publishing = false;
+  const slowBus = {
+    publish: async (...args: Parameters<Bus["publish"]>) => {
+      publishing = true;
+      await gate;
+      return bus.publish(...args);
+    },
+  };
+  const ids = await commitRows(3);
+  start({ bus: slowBus });
+  await eventually(() => expect(publishing).toBe(true));
+  const { rows } = await database.pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
+  );
+  expect(rows[0]!.n).toBe(0);
+  release();
+  await eventually(() => expectEachOnce(ids));
+});

@@ -3,13 +3,15 @@ import { Registry } from "prom-client";
 import type { Deployable, RoutingKey } from "@meter/contracts";
 import { generateInternalKeySet, parseInternalKeys } from "@meter/service-kit";
 import { createTestVhost, testKeys, type TestVhost } from "@meter/testing";
-import { connectBus, DEAD_LETTERED_METRIC, MessageHeaders, REFUSED_METRIC, signMessage, type Bus, type Consumer, type MessageMeta } from "../src";
+import { connectBus, DEAD_LETTERED_METRIC, MessageHeaders, MessageSeal, REFUSED_METRIC, signMessage, type Bus, type Consumer, type MessageMeta } from "../src";
 import { openInspector, type BrokerInspector } from "./support/broker-inspector";
 import { eventually } from "./support/waiting";
 
 let vhost: TestVhost;
 let billing: Bus;
 let text: Bus;
+/** Text publishing with BUS_COMMAND_SIGN=mac: its commands carry a MAC for billing-ledger instead of a signature. */
+let textMac: Bus;
 let inspector: BrokerInspector;
 const registry = new Registry();
 const consumers: Consumer[] = [];
@@ -19,6 +21,7 @@ beforeAll(async () => {
   // The consuming side reports refusals on its registry, as a service's /metrics does.
   billing = await connectBus({ topology: "declare", url: vhost.url, name: "billing-ledger", keys: testKeys("billing-ledger"), registry });
   text = await connectBus({ topology: "declare", url: vhost.url, name: "text", keys: testKeys("text") });
+  textMac = await connectBus({ topology: "declare", url: vhost.url, name: "text", keys: testKeys("text"), commandSign: "mac" });
   inspector = await openInspector(vhost.url);
 });
 
@@ -27,7 +30,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([billing?.close(), text?.close(), inspector?.close()]);
+  await Promise.all([billing?.close(), text?.close(), textMac?.close(), inspector?.close()]);
   await vhost?.drop();
 });
 
@@ -55,11 +58,12 @@ async function holdCommands(queue: string, retry?: { maxAttempts: number; backof
 async function handMade(
   routingKey: RoutingKey,
   content: string,
-  options: { signer?: Deployable; keys?: ReturnType<typeof testKeys>; signedContent?: string; messageId?: string } = {},
+  options: { signer?: Deployable; keys?: ReturnType<typeof testKeys>; signedContent?: string; messageId?: string; mac?: boolean } = {},
 ) {
   const messageId = options.messageId ?? randomUUID();
   const keys = options.keys ?? (options.signer ? testKeys(options.signer) : undefined);
-  const headers = keys ? signMessage(keys, { routingKey, messageId, body: Buffer.from(options.signedContent ?? content) }) : {};
+  const signed = { routingKey, messageId, body: Buffer.from(options.signedContent ?? content) };
+  const headers = keys ? (options.mac ? new MessageSeal(keys, "mac").sign(signed) : signMessage(keys, signed)) : {};
   await inspector.publishRaw("meter", routingKey, content, { messageId, contentType: "application/json", headers });
   return messageId;
 }
@@ -167,4 +171,90 @@ test("a signed message sent again is delivered again with the same id, for the c
   await text.publish("billing.hold.release", payload, { messageId });
   await eventually(() => expect(seen).toHaveLength(2));
   expect(seen.map((m) => m.messageId)).toEqual([messageId, messageId]);
+});
+
+describe("hold commands sealed with a MAC for billing-ledger (BUS_COMMAND_SIGN=mac)", () => {
+  test("reach the handler with the producer the MAC proves, and a retry is checked again", async () => {
+    const queue = queueName();
+    const seen = await holdCommands(queue, { maxAttempts: 3, backoffMs: [100] });
+    const messageId = await textMac.publish("billing.hold.release", release());
+    await eventually(() => expect(seen.map((m) => m.attempt)).toEqual([1, 2]));
+    expect(seen[1]).toMatchObject({ messageId, routingKey: "billing.hold.release", producer: "text" });
+    expect(await inspector.messageCount(`${queue}.dlq`)).toBe(0);
+  });
+
+  test("carry a MAC, not a signature, while events stay signed for every reader", () => {
+    const seal = new MessageSeal(testKeys("text"), "mac");
+    const body = Buffer.from("{}");
+    expect(seal.sign({ routingKey: "billing.hold.settle", messageId: "m", body })[MessageHeaders.signature]).toMatch(/^v2;billing-ledger-[^=]+=/);
+    const event = new MessageSeal(testKeys("billing-ledger"), "mac").sign({ routingKey: "billing.key.revoked", messageId: "m", body });
+    expect(event[MessageHeaders.signature]).not.toMatch(/^v2;/);
+  });
+
+  test("forged, altered, stranger-sealed and misaddressed ones are dead-lettered, never handled", async () => {
+    const queue = queueName();
+    const seen = await holdCommands(queue);
+    const body = JSON.stringify(release());
+    const settle = { version: "v1", hold_id: randomUUID(), amount_microrub: 0 };
+    // files-worker's MAC for billing-ledger is valid, but it may not publish hold commands.
+    const forbidden = await handMade("billing.hold.release", body, { signer: "files-worker", mac: true });
+    // Text sealed a settle of 1500; the body on the wire says 0.
+    const altered = await handMade("billing.hold.settle", JSON.stringify(settle), {
+      signer: "text",
+      mac: true,
+      signedContent: JSON.stringify({ ...settle, amount_microrub: 1_500 }),
+    });
+    // Sealed as "text" under a key that INTERNAL_PUBLIC_KEYS does not list.
+    const stranger = generateInternalKeySet();
+    const strangerSealed = await handMade("billing.hold.settle", JSON.stringify(settle), {
+      keys: parseInternalKeys("text", stranger.signingKeys.text, stranger.publicKeys),
+      mac: true,
+    });
+    // The gateway's own MAC for billing-ledger, presented under text's name and kid.
+    const messageId = randomUUID();
+    const gatewaySeal = new MessageSeal(testKeys("gateway"), "mac").sign({
+      routingKey: "billing.hold.settle",
+      messageId,
+      body: Buffer.from(JSON.stringify(settle)),
+    });
+    await inspector.publishRaw("meter", "billing.hold.settle", JSON.stringify(settle), {
+      messageId,
+      contentType: "application/json",
+      headers: { ...gatewaySeal, [MessageHeaders.producer]: "text", [MessageHeaders.keyId]: testKeys("text").signing.kid },
+    });
+
+    const dead = await deadLetters(queue, 4);
+    expect(dead.get(forbidden)?.[MessageHeaders.deadReason]).toBe("forbidden-producer");
+    expect(dead.get(altered)?.[MessageHeaders.deadReason]).toBe("bad-signature");
+    expect(dead.get(strangerSealed)?.[MessageHeaders.deadReason]).toBe("bad-signature");
+    expect(dead.get(messageId)?.[MessageHeaders.deadReason]).toBe("bad-signature");
+    expect(seen).toEqual([]);
+  });
+
+  test("one put straight on a queue under a forged original routing key is refused", async () => {
+    const queue = queueName();
+    const seen = await holdCommands(queue);
+    const content = JSON.stringify({ version: "v1", hold_id: randomUUID(), amount_microrub: 10 });
+    const messageId = randomUUID();
+    const headers = {
+      ...new MessageSeal(testKeys("text"), "mac").sign({ routingKey: "billing.hold.settle", messageId, body: Buffer.from(content) }),
+      [MessageHeaders.routingKey]: "billing.hold.release",
+      [MessageHeaders.attempt]: 2,
+    };
+    await inspector.publishRaw("", queue, content, { messageId, headers });
+    const dead = await deadLetters(queue, 1);
+    expect(dead.get(messageId)?.[MessageHeaders.deadReason]).toBe("bad-signature");
+    expect(seen).toEqual([]);
+  });
+
+  test("one sent again is delivered again with the same id, for the consumer to deduplicate on", async () => {
+    const queue = queueName();
+    const seen = await holdCommands(queue);
+    const messageId = randomUUID();
+    const payload = release();
+    await textMac.publish("billing.hold.release", payload, { messageId });
+    await textMac.publish("billing.hold.release", payload, { messageId });
+    await eventually(() => expect(seen).toHaveLength(2));
+    expect(seen.map((m) => m.messageId)).toEqual([messageId, messageId]);
+  });
 });

@@ -172,7 +172,15 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
   });
 
   // billing-ledger owns the bus topology: it declares the exchanges and the unrouted queue, every other deployable waits for them.
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name: "billing-ledger", topology: "declare", logger, keys: auth.keys, registry: metrics.registry });
+  const bus = await connectBus({
+    url: config.RABBITMQ_URL,
+    name: "billing-ledger",
+    topology: "declare",
+    logger,
+    keys: auth.keys,
+    commandSign: config.BUS_COMMAND_SIGN,
+    registry: metrics.registry,
+  });
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger });
   // Billing publishes events (revoked keys, catalog changes) that no queue may be bound to yet.
   registerUnroutedGauge(bus, metrics.registry);

@@ -19,9 +19,13 @@ export const BillingErrors = {
   settleExceedsHold: (id: string) => new AppError("settle_exceeds_hold", `the amount exceeds what hold ${id} reserved`),
   /** Nothing was written: the same operation may be sent again. */
   holdsBusy: () =>
-    new AppError("service_unavailable", "billing could not apply this hold operation in time (a lock was held too long); nothing changed, try again", {
-      headers: { "retry-after": "1" },
-    }),
+    new AppError(
+      "service_unavailable",
+      "billing could not apply this hold operation in time (a lock held too long, or its database busy); nothing changed, try again",
+      {
+        headers: { "retry-after": "1" },
+      },
+    ),
   holdOpFailed: (id: string, cause: unknown) =>
     new AppError("internal_error", `hold operation on ${id} failed (${cause instanceof Error ? cause.message : String(cause)}); nothing changed`, {
       cause,

@@ -233,6 +233,29 @@ describe("the member's pages", () => {
     expect(await identityOf(m.grant)).toMatchObject({ organization_id: other.body.id });
   });
 
+  it("keeps the member's language for every session of theirs, and refuses one the cabinet does not speak", async () => {
+    const m = await member();
+    expect((await h.call("GET", "/cabinet/v1/me", m.identity).expect(200)).body.user.locale).toBeNull();
+    expect((await h.call("PATCH", "/cabinet/v1/me", m.identity, { locale: "ru" }).expect(200)).body.user).toMatchObject({ id: m.userId, locale: "ru" });
+    // Another browser of theirs, signed in afresh, reads the same choice.
+    const elsewhere = await identityOf((await signIn(m.email, PASSWORD, "203.0.113.40").expect(201)).body);
+    expect((await h.call("GET", "/cabinet/v1/me", elsewhere).expect(200)).body.user.locale).toBe("ru");
+    for (const locale of ["de", "RU", "", 7]) {
+      const refused = await h.call("PATCH", "/cabinet/v1/me", m.identity, { locale }).expect(400);
+      expect(refused.body.error).toMatchObject({
+        code: "invalid_request",
+        message: expect.stringMatching(/^locale: .*not a language the cabinet speaks: use "en" or "ru"/),
+      });
+    }
+    await h.call("PATCH", "/cabinet/v1/me", m.identity, { locale: "en", theme: "dark" }).expect(400);
+    expect((await h.call("GET", "/cabinet/v1/me", m.identity).expect(200)).body.user.locale).toBe("ru");
+    // null: the browser's language decides again.
+    expect((await h.call("PATCH", "/cabinet/v1/me", elsewhere, { locale: null }).expect(200)).body.user.locale).toBeNull();
+    // The operator has no user record of theirs: their language stays in their browser.
+    const operator = await identityOf((await h.call("POST", CabinetEndpoints.operatorSession.path, GATEWAY, ctx()).expect(201)).body);
+    await h.call("PATCH", "/cabinet/v1/me", operator, { locale: "ru" }).expect(403);
+  });
+
   it("a member who had no organization at sign-in starts in the first one they are added to", async () => {
     const invitation = await invite(`lonely-${randomUUID()}@example.test`);
     const grant = await accept(invitation.token);

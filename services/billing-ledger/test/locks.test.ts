@@ -48,6 +48,36 @@ it("two replicas' batches touching organizations in opposite orders never deadlo
   }
 });
 
+it("a database out of connections answers a retriable 503 and reserves nothing", async () => {
+  // A role allowed no connection: PostgreSQL refuses it with 53300, as when max_connections is reached.
+  const role = `t_noconn_${process.pid}_${Date.now()}`;
+  const admin = new Client({ connectionString: h.url });
+  await admin.connect();
+  await admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`);
+  const url = new URL(h.url);
+  url.username = role;
+  url.password = "";
+  const database = createDatabase(url.toString(), 2);
+  const metrics = new Metrics("billing-ledger");
+  try {
+    const account = await seedAccount(h, { credit: 100_000 });
+    const services = createBillingServices(database, { timezone: "UTC", metrics, holdAttempts: 3, grants: testGrants() });
+    const error = await services.holds.place(placeOp(account.keyId, 100)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "service_unavailable", status: 503, headers: { "retry-after": "1" } });
+    // Not run again: a database short of connections is not helped by more attempts.
+    expect(await counterValue(metrics, "billing_hold_transaction_failures_total", { reason: "unavailable" })).toBe(1);
+    const balance = await h.call("GET", `/admin/v1/organizations/${account.organizationId}/balance`).expect(200);
+    expect(balance.body.reserved_microrub).toBe(0);
+  } finally {
+    await database.close();
+    await admin.query(`DROP ROLE ${role}`);
+    await admin.end();
+  }
+});
+
 describe("while one organization's row is locked", () => {
   let locker: Client;
   beforeEach(async () => {

@@ -105,7 +105,15 @@ async function wireShared(config: FilesConfig, overrides: FilesOverrides, name: 
   const auth = overrides.auth ?? createInternalAuth(name, config);
   const database = createDatabase(config.FILES_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
   const store = new S3ObjectStore(objectStoreOptionsOf(config));
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, topology: "await", logger, keys: auth.keys, registry: metrics.registry });
+  const bus = await connectBus({
+    url: config.RABBITMQ_URL,
+    name,
+    topology: "await",
+    logger,
+    keys: auth.keys,
+    commandSign: config.BUS_COMMAND_SIGN,
+    registry: metrics.registry,
+  });
   // files-worker's consumer declares the queue; a completion before its first start waits in the outbox.
   bus.requireQueue(CommandQueues.filesVerification);
   const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus, logger, ...(overrides.relayIdleMs ? { idleMs: overrides.relayIdleMs } : {}) });

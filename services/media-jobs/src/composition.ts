@@ -90,7 +90,15 @@ async function wireShared(
   queues: readonly QueueSpec[],
   metrics: Metrics,
 ): Promise<SharedWiring> {
-  const bus = await connectBus({ url: config.RABBITMQ_URL, name, topology: "await", logger, keys: auth.keys, registry: metrics.registry });
+  const bus = await connectBus({
+    url: config.RABBITMQ_URL,
+    name,
+    topology: "await",
+    logger,
+    keys: auth.keys,
+    commandSign: config.BUS_COMMAND_SIGN,
+    registry: metrics.registry,
+  });
   for (const queue of queues) bus.requireQueue(queue);
   const database = createDatabase(config.MEDIA_JOBS_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) =>
     logger.warn({ err }, "an idle database connection was lost"),

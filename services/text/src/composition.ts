@@ -64,7 +64,15 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   const auth = overrides.auth ?? createInternalAuth("text", config);
   const workerId = randomUUID();
   const metrics = new Metrics("text");
-  const bus: Bus = await connectBus({ url: config.RABBITMQ_URL, name: "text", topology: "await", logger, keys: auth.keys, registry: metrics.registry });
+  const bus: Bus = await connectBus({
+    url: config.RABBITMQ_URL,
+    name: "text",
+    topology: "await",
+    logger,
+    keys: auth.keys,
+    commandSign: config.BUS_COMMAND_SIGN,
+    registry: metrics.registry,
+  });
   // billing-ledger declares its queue; hold commands wait in text's outbox until it has, never unroutable.
   bus.requireQueue(CommandQueues.billingHoldCommands);
   const database = createDatabase(config.TEXT_DATABASE_URL, config.DATABASE_POOL_SIZE, (err) => logger.warn({ err }, "an idle database connection was lost"));
@@ -72,12 +80,13 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
   // timeMethods: the benchmark's waterfall (METER_TIMINGS_DIR) times these steps; otherwise they are left as they are.
   const billing = timeMethods(new BillingClient(billingHttp), { placeHold: "hold" });
   const catalog = new CatalogCache(billing, config.CATALOG_REFRESH_MS, logger);
-  const repo = timeMethods(new TextRequestRepository(database.pool), { claim: "claim", finish: "finish" });
+  // Hold commands go to billing over HTTP when the broker cannot take them (docs/api.md, "Allowances").
+  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus: new HoldCommandsAdapter(bus, billing, logger), logger });
+  // A final outcome's hold command is published as soon as its commit is done (the relay's poll is the fallback).
+  const repo = timeMethods(new TextRequestRepository(database.pool, (rows) => void relay.publishNow(rows)), { claim: "claim", finish: "finish" });
   // The database is recorded before any request, so every backup of it carries its incarnation (the restore point).
   const restorePoint = () => restorePointOf((sql) => database.pool.query(sql));
   await restorePoint();
-  // Hold commands go to billing over HTTP when the broker cannot take them (docs/api.md, "Allowances").
-  const relay = startOutboxRelay({ db: rawSqlOf(database.pool), bus: new HoldCommandsAdapter(bus, billing, logger), logger });
   const allowanceRepo = new AllowanceRepository(database.pool, workerId, () => relay.kick());
   const allowances =
     config.ALLOWANCES === "on"
@@ -106,7 +115,8 @@ export async function compose(config: TextConfig, overrides: TextOverrides): Pro
     providerFor: (p) => timeMethods(createProvider(p, config.upstreamKeys), { complete: "upstream" }),
     logger,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    onOutbox: () => relay.kick(),
+    // Nothing to wake: the repository hands each final batch's commands to relay.publishNow itself.
+    onOutbox: () => undefined,
     maxAttempts: config.TEXT_MAX_ATTEMPTS,
     upstreamRetryDelaysMs: retryDelaysOf(config, "TEXT"),
     parkBaseMs: config.TEXT_PARK_BASE_MS,

@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, mayHaveSession, onSignedOut } from "./api";
 import { Layout } from "./components/layout";
 import { ErrorNotice } from "./components/notice";
-import { I18nProvider, useT } from "./i18n/locale";
+import { I18nProvider, useT, type Person } from "./i18n/locale";
 import { FilesPage } from "./pages/files";
 import { KeysPage } from "./pages/keys";
 import { LedgerPage } from "./pages/ledger";
@@ -49,7 +49,7 @@ const SIGN_IN_PAGES = new Set(["/cabinet/sign-in", "/cabinet/operator/sign-in"])
 
 /** The cabinet in the language of whoever is signed in (or of the browser, before sign-in). */
 export function App() {
-  const [who, setWho] = useState<string | undefined>();
+  const [who, setWho] = useState<Person | undefined>();
   return (
     <I18nProvider who={who}>
       <Pages onWho={setWho} />
@@ -58,13 +58,24 @@ export function App() {
 }
 
 /** Who is signed in decides which pages exist: a member's, the operator's, or the sign-in pages. */
-function Pages({ onWho }: { onWho: (who: string | undefined) => void }) {
+function Pages({ onWho }: { onWho: (who: Person | undefined) => void }) {
   const t = useT();
   const path = usePath();
   /** undefined while asking, null when nobody is signed in. */
-  const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [me, setMeOnly] = useState<Me | null | undefined>(undefined);
+  // Who is signed in and their language change together, in one render: a member's language is kept on
+  // their user, the operator's in this browser (i18n/locale.tsx); no page shows in the wrong one first.
+  const setMe = (m: Me | null) => {
+    onWho(
+      !m
+        ? undefined
+        : m.role === "member"
+          ? { id: m.user.id, chosen: m.user.locale, save: (locale) => api<Me>("PATCH", "/me", { locale }).then(setMe) }
+          : { id: "operator", chosen: null },
+    );
+    setMeOnly(m);
+  };
   const [error, setError] = useState<unknown>();
-
   const load = (): Promise<Me | null> =>
     // No CSRF cookie, no session (both are set and cleared together): asking would only log a 401 in
     // the browser's console on every visit before sign-in.
@@ -82,8 +93,6 @@ function Pages({ onWho }: { onWho: (who: string | undefined) => void }) {
     onSignedOut(() => setMe(null));
     void load();
   }, []);
-  useEffect(() => onWho(me ? (me.role === "member" ? me.user.id : "operator") : undefined), [me]);
-
   const homeOf = (m: Me) => (m.role === "member" ? "/cabinet" : "/cabinet/operator");
   const routes = me ? (me.role === "member" ? MEMBER_ROUTES : OPERATOR_ROUTES) : {};
   // Signed in, on a sign-in page or on the other role's start page: to this role's start page. (The

@@ -22,6 +22,7 @@ import {
   SignOutRequest,
   SpendQuery,
   SwitchOrganizationRequest,
+  UpdateMeRequest,
 } from "../cabinet";
 import { UpdateKeyRequest } from "../admin";
 import { FileDeleted, FileList } from "../files";
@@ -156,6 +157,13 @@ export const CabinetSessionOperations = {
   me: op("get", "/me", "The session: the member and their organizations, or the operator", {
     200: ok('`{object: "cabinet_session", role, ...}`', body("CabinetSession", CabinetSession)),
   }),
+  updateMe: op(
+    "patch",
+    "/me",
+    "A member's own settings: the cabinet's language, kept for them in every browser",
+    { 200: ok("The session", body("CabinetSession", CabinetSession)) },
+    { request: body("UpdateMeRequest", UpdateMeRequest) },
+  ),
   switchOrganization: op(
     "put",
     "/session/organization",

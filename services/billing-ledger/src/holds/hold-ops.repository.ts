@@ -96,10 +96,21 @@ export class HoldBatchNotApplied extends Error {
   }
 }
 
-export type FailureReason = "deadlock" | "lock_timeout" | "serialization" | "error";
+export type FailureReason = "deadlock" | "lock_timeout" | "serialization" | "unavailable" | "error";
 
 /** PostgreSQL errors after which the same batch may simply run again. */
 const TRANSIENT: Record<string, FailureReason> = { "40P01": "deadlock", "55P03": "lock_timeout", "40001": "serialization" };
+
+/**
+ * The database out of reach or out of connections (SQLSTATE class 08, 53300, 57P01-57P03, or the pool's
+ * own connect timeout): nothing ran, and the caller may try again later. Not run again here, where it
+ * would only add to the load that caused it.
+ */
+function isUnavailable(e: unknown): boolean {
+  const code = sqlStateOf(e);
+  if (code.startsWith("08") || code === "53300" || /^57P0[123]$/.test(code)) return true;
+  return code === "" && e instanceof Error && /^timeout exceeded when trying to connect$|^Connection terminated due to connection timeout$/.test(e.message);
+}
 
 export interface HoldOpsOptions {
   /** BUDGET_TIMEZONE. */
@@ -151,11 +162,11 @@ export class HoldOpsRepository {
       try {
         return await this.run(ops);
       } catch (e) {
-        const reason = TRANSIENT[sqlStateOf(e)] ?? "error";
+        const reason = TRANSIENT[sqlStateOf(e)] ?? (isUnavailable(e) ? "unavailable" : "error");
         this.opts.metrics.failures.inc({ reason });
         // A lock timeout means one organization is stuck: the rest of a batch goes on op by op at once
         // rather than wait for it again; a lone op waits once more, in case the lock was only slow.
-        const again = reason !== "error" && attempt < this.opts.attempts && (reason !== "lock_timeout" || ops.length === 1);
+        const again = reason !== "error" && reason !== "unavailable" && attempt < this.opts.attempts && (reason !== "lock_timeout" || ops.length === 1);
         if (!again) throw new HoldBatchNotApplied(reason, { cause: e });
         // Jitter, so that two batches that just collided do not collide again in step.
         await sleep(Math.random() * 20 * 2 ** attempt);

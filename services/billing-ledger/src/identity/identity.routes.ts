@@ -10,6 +10,7 @@ import {
   InvitationListQuery,
   SignOutRequest,
   SwitchOrganizationRequest,
+  UpdateMeRequest,
 } from "@meter/contracts";
 import { operationRouter, parseInput } from "@meter/service-kit";
 import { CabinetErrors } from "../errors";
@@ -20,12 +21,16 @@ import type { SignInService } from "./sign-in.service";
 
 /**
  * The signed-in person's session (`/cabinet/v1`; the gateway serves it as `/cabinet/api`): who, where,
- * sign-out, and a member's change of password.
+ * sign-out, and a member's language and change of password.
  */
 export function sessionRoutes(sessions: SessionService, signIn: SignInService): Router {
   return operationRouter(CabinetSessionOperations, CABINET_API_PREFIX, {
     me: async (req, res) => {
       res.json(await sessions.me(sessionIdentityOf(req)));
+    },
+    updateMe: async (req, res) => {
+      const { locale } = parseInput(UpdateMeRequest, req.body);
+      res.json(await sessions.updateMe(sessionIdentityOf(req), locale));
     },
     switchOrganization: async (req, res) => {
       const { organization_id } = parseInput(SwitchOrganizationRequest, req.body);

@@ -1,5 +1,6 @@
 import {
   SESSION_TOKEN_PREFIX,
+  type CabinetLocale,
   type CabinetMe,
   type MemberSessionIdentity,
   type OperatorMe,
@@ -84,6 +85,14 @@ export class SessionService {
       budget_timezone: this.deps.timezone,
       session,
     };
+  }
+
+  /** A member's own settings: the cabinet's language, for every browser they sign in from. */
+  async updateMe(identity: SessionIdentity, locale: CabinetLocale | null): Promise<CabinetMe | OperatorMe> {
+    const member = asMember(identity);
+    await this.live(member);
+    await this.deps.users.setLocale(member.user_id, locale);
+    return this.me(member);
   }
 
   /** The switcher: the session's organization from now on (one of the member's, or 404). */

@@ -1,3 +1,4 @@
+import { CabinetLocale } from "@meter/contracts";
 import type { Db } from "../db";
 import type { DbClient } from "./cabinet-session.repository";
 
@@ -15,8 +16,15 @@ export class UserRepository {
   }
 
   /** The signed-in user as the cabinet shows them; the session proves they exist. */
-  contact(id: string): Promise<{ id: string; email: string }> {
-    return this.db.user.findUniqueOrThrow({ where: { id }, select: { id: true, email: true } });
+  async contact(id: string): Promise<{ id: string; email: string; locale: CabinetLocale | null }> {
+    const user = await this.db.user.findUniqueOrThrow({ where: { id }, select: { id: true, email: true, locale: true } });
+    // Only a language the cabinet still speaks: one dropped since reads as not chosen.
+    return { ...user, locale: CabinetLocale.safeParse(user.locale).data ?? null };
+  }
+
+  /** The cabinet's language the user chose (null: the browser's decides again). */
+  async setLocale(id: string, locale: CabinetLocale | null): Promise<void> {
+    await this.db.user.update({ where: { id }, data: { locale } });
   }
 
   async signedIn(id: string, at: Date): Promise<void> {

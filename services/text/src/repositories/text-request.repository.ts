@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { toMicrorub, type FinalHoldsCursor } from "@meter/contracts";
 import { ownedRecordOf, type FinalHoldRow } from "@meter/hold-client";
+import { DIRECT_PUBLISH_LEASE_MS, type OutboxRow } from "@meter/messaging";
 import { Batcher, deleteInChunks, type PgRow } from "@meter/service-kit";
 import type { CommittedOutcome } from "../domain/final-command";
 import type { NewTextRecord, StoredError, TextPlan, TextRecord, TextResult } from "../domain/text-record";
@@ -20,7 +21,14 @@ export class TextRequestRepository {
   private readonly claims: Batcher<NewTextRecord, ClaimResult>;
   private readonly finals: Batcher<CommittedOutcome, boolean>;
 
-  constructor(private readonly pool: Pool) {
+  constructor(
+    private readonly pool: Pool,
+    /**
+     * Takes the hold commands a final batch committed, to publish them at once (the outbox relay's
+     * publishNow); their rows wait DIRECT_PUBLISH_LEASE_MS before the relay's poll would take them.
+     */
+    private readonly publishNow: (rows: OutboxRow[]) => void = () => undefined,
+  ) {
     this.claims = new Batcher((items) => this.insertClaims(items));
     this.finals = new Batcher((items) => this.writeFinals(items));
   }
@@ -119,7 +127,8 @@ export class TextRequestRepository {
   /**
    * Makes a record final together with the command that resolves its hold, in one commit: `completed`
    * with its result and a `billing.hold.settle`, or `failed` with its error and a `billing.hold.release`.
-   * The outbox relay then hands the command to billing, which applies it exactly once. Only the owner
+   * The command is published right after the commit (publishNow), or by the outbox relay if that fails;
+   * billing applies it exactly once. Only the owner
    * that drove this attempt may do it; false if the record moved on meanwhile.
    */
   finish(outcome: CommittedOutcome): Promise<boolean> {
@@ -128,7 +137,7 @@ export class TextRequestRepository {
 
   private async writeFinals(items: CommittedOutcome[]): Promise<boolean[]> {
     const commands = items.map((o) => o.command);
-    const { rows: done } = await this.pool.query<{ id: string }>({
+    const { rows: done } = await this.pool.query<{ id: string } & ({ message_id: string; routing_key: string; payload: unknown } | { message_id: null })>({
       name: "text_finish",
       text: FINISH_SQL,
       values: [
@@ -143,8 +152,11 @@ export class TextRequestRepository {
         commands.map((c) => c.params[1]),
         commands.map((c) => c.params[2]),
         items.map((o) => o.grantSignature ?? null),
+        DIRECT_PUBLISH_LEASE_MS,
       ],
     });
+    const sent = done.flatMap((r) => (r.message_id === null ? [] : [{ message_id: r.message_id, routing_key: r.routing_key, payload: r.payload }]));
+    if (sent.length > 0) this.publishNow(sent);
     const ids = new Set(done.map((r) => r.id));
     return items.map(({ record }) => ids.has(record.id));
   }
@@ -320,7 +332,8 @@ const CLAIM_SQL = `WITH x AS MATERIALIZED (
 
 /**
  * The final outcomes of a batch with their hold commands (writeFinals): typed arrays, prepared, as the
- * claim. Each keeps billing's signature of the placement its attempt got (none on an allowance: the
+ * claim. The commands' outbox rows come back to be published at once after the commit, and are due for
+ * the relay's poll only $12 ms later (DIRECT_PUBLISH_LEASE_MS). Each keeps billing's signature of the placement its attempt got (none on an allowance: the
  * allowance's covers it), for the books cross-check.
  */
 const FINISH_SQL = `WITH done AS (
@@ -332,11 +345,12 @@ const FINISH_SQL = `WITH done AS (
    WHERE t.id = x.id AND t.state = 'reserving' AND t.owner_id IS NOT DISTINCT FROM x.owner_id AND t.attempts = x.attempts
    RETURNING t.id, x.message_id, x.routing_key, x.payload
  ), sent AS (
-   INSERT INTO outbox_messages (message_id, routing_key, payload)
-   SELECT message_id, routing_key, payload::jsonb FROM done
+   INSERT INTO outbox_messages (message_id, routing_key, payload, available_at)
+   SELECT message_id, routing_key, payload::jsonb, now() + $12::float8 * interval '1 millisecond' FROM done
    ON CONFLICT (message_id) DO NOTHING
+   RETURNING message_id, routing_key, payload
  )
- SELECT id FROM done`;
+ SELECT d.id, s.message_id::text AS message_id, s.routing_key, s.payload FROM done d LEFT JOIN sent s ON s.message_id = d.message_id`;
 
 /** What became of a claim: inserted, its key already taken, or its allowance no longer open. */
 type ClaimResult = "inserted" | "taken" | "allowance_closed";

@@ -85,20 +85,35 @@ export function Layout({ title, children, switcher = true }: { title: string; ch
   );
 }
 
-/** The cabinet's language: kept for the person signed in (i18n/locale.tsx). */
+/** The cabinet's language: kept for the person signed in (a member's on their user, i18n/locale.tsx). */
 export function LanguageSwitch() {
   const { locale, setLocale, t } = useI18n();
+  const [error, setError] = useState<unknown>();
   return (
-    <label class="language">
-      <span class="visually-hidden">{t.common.language}</span>
-      <select name="language" value={locale} onChange={(e) => setLocale(e.currentTarget.value as typeof locale)}>
-        {LOCALES.map((l) => (
-          <option key={l.value} value={l.value} lang={l.value}>
-            {l.label}
-          </option>
-        ))}
-      </select>
-    </label>
+    <>
+      <label class="language">
+        <span class="visually-hidden">{t.common.language}</span>
+        <select
+          name="language"
+          value={locale}
+          onChange={(e) => {
+            setError(undefined);
+            setLocale(e.currentTarget.value as typeof locale).catch(setError);
+          }}
+        >
+          {LOCALES.map((l) => (
+            <option key={l.value} value={l.value} lang={l.value}>
+              {l.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      {error !== undefined && (
+        <p class="notice notice-error" role="alert">
+          {t.common.languageNotKept}
+        </p>
+      )}
+    </>
   );
 }
 

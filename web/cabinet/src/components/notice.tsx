@@ -28,7 +28,7 @@ export function ErrorNotice({ error }: { error: unknown }) {
     <p class="notice notice-error" role="alert">
       {summary}
       {detail && (
-        <small class="error-detail">
+        <small class="error-detail" translate={false}>
           {" "}
           {t.common.details}: {detail}
         </small>

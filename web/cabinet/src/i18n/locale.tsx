@@ -1,4 +1,5 @@
 import { createContext, type ComponentChildren } from "preact";
+import type { CabinetLocale } from "@meter/contracts";
 import { useContext, useEffect, useState } from "preact/hooks";
 import { en, type Messages } from "./messages.en";
 import { ru } from "./messages.ru";
@@ -6,10 +7,12 @@ import { ru } from "./messages.ru";
 /**
  * The cabinet's two languages. Messages are a typed catalog (messages.en.ts is the shape, ru must
  * match it key for key and argument for argument); numbers, money and dates go through Intl in the
- * chosen locale. The browser's first language decides until the person chooses, and the choice is
- * kept per person (and for the sign-in pages, per browser).
+ * chosen locale. A member's choice is kept server-side on their user (`PATCH /cabinet/api/me`), so it
+ * holds in every browser they sign in from and wins over the browser's language; the operator (no
+ * user record) and the sign-in pages keep the choice in this browser. Until anyone chooses, the
+ * browser's first language decides.
  */
-export type Locale = "en" | "ru";
+export type Locale = CabinetLocale;
 export const LOCALES: readonly { value: Locale; label: string }[] = [
   { value: "en", label: "English" },
   { value: "ru", label: "Русский" },
@@ -35,9 +38,19 @@ export function browserLocale(): Locale {
   return first.startsWith("ru") ? "ru" : "en";
 }
 
-/** The locale for `who` (a user id, "operator", or nobody yet): their choice, else this browser's last, else its language. */
-export function initialLocale(who?: string): Locale {
-  return (who && stored(`${STORAGE}:${who}`)) || stored(STORAGE) || browserLocale();
+/** Who is signed in, as far as their language goes. */
+export interface Person {
+  /** A user id, or "operator". */
+  id: string;
+  /** The language stored for them server-side (null: not chosen yet). */
+  chosen: Locale | null;
+  /** Stores a choice server-side; absent, it is kept in this browser only. */
+  save?: (locale: Locale) => Promise<void>;
+}
+
+/** The locale for `who`: the one stored for them, else their choice in this browser, else this browser's last, else its language. */
+export function initialLocale(who?: Person): Locale {
+  return who?.chosen || (who && stored(`${STORAGE}:${who.id}`)) || stored(STORAGE) || browserLocale();
 }
 
 export interface I18n {
@@ -45,26 +58,33 @@ export interface I18n {
   /** Intl's locale tag (en-US, ru-RU). */
   tag: string;
   t: Messages;
-  setLocale(locale: Locale): void;
+  /** Applies at once; resolves when the choice is kept (rejects when it could not be stored server-side). */
+  setLocale(locale: Locale): Promise<void>;
 }
 
-const I18nContext = createContext<I18n>({ locale: "en", tag: INTL_TAG.en, t: en, setLocale: () => undefined });
+const I18nContext = createContext<I18n>({ locale: "en", tag: INTL_TAG.en, t: en, setLocale: () => Promise.resolve() });
 
-/** Holds the chosen locale for `who`; re-reads it when the person signed in changes. */
-export function I18nProvider({ who, children }: { who: string | undefined; children: ComponentChildren }) {
-  const [locale, setLocale] = useState<Locale>(() => initialLocale(who));
-  useEffect(() => setLocale(initialLocale(who)), [who]);
+/**
+ * Holds the chosen locale for `who`, derived as they render: the person signed in (or their stored
+ * choice) changing shows their language in the same render, never the previous one first.
+ */
+export function I18nProvider({ who, children }: { who: Person | undefined; children: ComponentChildren }) {
+  const key = who ? `${who.id} ${who.chosen ?? ""}` : "";
+  /** A choice made on this page, for the person it was made by. */
+  const [picked, setPicked] = useState<{ key: string; locale: Locale }>();
+  const locale = picked?.key === key ? picked.locale : initialLocale(who);
   useEffect(() => {
     document.documentElement.lang = locale;
   }, [locale]);
-  const choose = (next: Locale) => {
+  const choose = async (next: Locale) => {
     try {
       localStorage.setItem(STORAGE, next);
-      if (who) localStorage.setItem(`${STORAGE}:${who}`, next);
+      if (who) localStorage.setItem(`${STORAGE}:${who.id}`, next);
     } catch {
-      // Storage refused (a private window): the choice holds for this page only.
+      // Storage refused (a private window): the choice holds for this page only (and server-side for a member).
     }
-    setLocale(next);
+    setPicked({ key, locale: next });
+    await who?.save?.(next);
   };
   return <I18nContext.Provider value={{ locale, tag: INTL_TAG[locale], t: CATALOGS[locale], setLocale: choose }}>{children}</I18nContext.Provider>;
 }

@@ -19,13 +19,13 @@ it("shows each price before and after, sample costs, and the recent traffic repr
   );
   expect(effect.availability).toBe("unchanged");
   expect(effect.prices).toEqual([
-    { operation: "text", price: "input, per 1k tokens", before: 1_000, after: 2_000 },
-    { operation: "text", price: "output, per 1k tokens", before: 3_000, after: 3_000 },
-    { operation: "ocr", price: "per page", before: 100, after: 150 },
+    { operation: "text", price: "input", before: 1_000, after: 2_000 },
+    { operation: "text", price: "output", before: 3_000, after: 3_000 },
+    { operation: "ocr", price: "unit", unit: "page", before: 100, after: 150 },
   ]);
   const [text, ocr] = effect.operations;
-  expect(text).toMatchObject({ sampleBefore: 4_000, sampleAfter: 5_000, projected: { low: 1_000_001, high: 2_000_002 } });
-  expect(ocr).toMatchObject({ sample: "1 page", sampleBefore: 100, sampleAfter: 150, projected: { low: 450, high: 450 } });
+  expect(text).toMatchObject({ sampleUnit: undefined, sampleBefore: 4_000, sampleAfter: 5_000, projected: { low: 1_000_001, high: 2_000_002 } });
+  expect(ocr).toMatchObject({ sampleUnit: "page", sampleBefore: 100, sampleAfter: 150, projected: { low: 450, high: 450 } });
 });
 
 it("says when a model is switched off, and cannot reprice from a free tariff", () => {

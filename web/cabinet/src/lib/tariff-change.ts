@@ -2,18 +2,20 @@ import type { ModelActivity, Operations, TextTariff, UnitTariff } from "@meter/c
 
 export type OperationName = keyof Operations;
 
-/** One price of one operation, before and after an edit (microrubles). */
+/** One price of one operation, before and after an edit (microrubles): text's input or output per 1k tokens, or the price per `unit`. */
 export interface PriceChange {
   operation: OperationName;
-  price: string;
+  price: "input" | "output" | "unit";
+  /** The unit a media price is per. */
+  unit?: string;
   before: number | undefined;
   after: number | undefined;
 }
 
 export interface OperationEffect {
   operation: OperationName;
-  /** What a typical request costs: 1,000 input and 1,000 output tokens for text, one unit otherwise. */
-  sample: string;
+  /** What a typical request costs: 1,000 input and 1,000 output tokens for text (no unit), one `sampleUnit` otherwise. */
+  sampleUnit: string | undefined;
   sampleBefore: number | undefined;
   sampleAfter: number | undefined;
   /** The last days' charges of this model and operation, and the holds still placed at the old price. */
@@ -28,14 +30,13 @@ export interface ChangeEffect {
   operations: OperationEffect[];
 }
 
-function prices(op: OperationName, t: TextTariff | UnitTariff | undefined): Record<string, number> {
+function prices(op: OperationName, t: TextTariff | UnitTariff | undefined): Partial<Record<PriceChange["price"], number>> {
   if (!t) return {};
   if (op === "text") {
     const text = t as TextTariff;
-    return { "input, per 1k tokens": text.input_microrub_per_1k_tokens, "output, per 1k tokens": text.output_microrub_per_1k_tokens };
+    return { input: text.input_microrub_per_1k_tokens, output: text.output_microrub_per_1k_tokens };
   }
-  const unit = t as UnitTariff;
-  return { [`per ${unit.unit}`]: unit.price_per_unit_microrub };
+  return { unit: (t as UnitTariff).price_per_unit_microrub };
 }
 
 function sample(op: OperationName, t: TextTariff | UnitTariff | undefined): number | undefined {
@@ -65,12 +66,13 @@ export function changeEffect(
     const a = after.operations[op];
     const pb = prices(op, b);
     const pa = prices(op, a);
-    for (const price of [...new Set([...Object.keys(pb), ...Object.keys(pa)])])
-      priceChanges.push({ operation: op, price, before: pb[price], after: pa[price] });
+    const unit = op === "text" ? undefined : ((a ?? b) as UnitTariff | undefined)?.unit;
+    for (const price of [...new Set([...Object.keys(pb), ...Object.keys(pa)])] as PriceChange["price"][])
+      priceChanges.push({ operation: op, price, ...(unit !== undefined ? { unit } : {}), before: pb[price], after: pa[price] });
     const act = activity.find((x) => x.operation === op);
     let projected: OperationEffect["projected"];
     if (act && b && a) {
-      const ratios = Object.keys(pb)
+      const ratios = (Object.keys(pb) as PriceChange["price"][])
         .filter((k) => pa[k] !== undefined && pb[k]! > 0)
         .map((k) => ({ after: pa[k]!, before: pb[k]! }));
       if (ratios.length > 0) {
@@ -80,7 +82,7 @@ export function changeEffect(
     }
     operations.push({
       operation: op,
-      sample: op === "text" ? "1,000 input + 1,000 output tokens" : `1 ${((a ?? b) as UnitTariff | undefined)?.unit ?? "unit"}`,
+      sampleUnit: unit,
       sampleBefore: sample(op, b),
       sampleAfter: sample(op, a),
       activity: act,

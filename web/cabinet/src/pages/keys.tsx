@@ -83,7 +83,9 @@ export function KeysPage() {
                 <td>
                   <code>{k.prefix}…</code>
                 </td>
-                <td>{k.scopes.join(", ")}</td>
+                <td>
+                  <code>{k.scopes.join(", ")}</code>
+                </td>
                 <td>
                   <BudgetUse k={k} />
                 </td>

@@ -12,10 +12,14 @@ import { useLoad } from "../../components/use-load";
 import { exactRubleDigits, parseRubles } from "../../lib/money";
 import { tariffsOf } from "../../lib/operations";
 import { NewModelEditor } from "./new-model-editor";
-import { changeEffect, type ChangeEffect, type OperationName } from "../../lib/tariff-change";
+import { changeEffect, type ChangeEffect, type OperationName, type PriceChange } from "../../lib/tariff-change";
+import { useI18n, useT } from "../../i18n/locale";
+import type { Messages } from "../../i18n/messages.en";
 
 /** The model catalog: switch a model on or off and change its tariffs, seeing what the change does first. */
 export function CatalogPage() {
+  const t = useT();
+  const c = t.catalog;
   const models = useLoad(() => api<{ data: CatalogModel[] }>("GET", "/admin/models"), []);
   const [search, setSearch] = useState("");
   const needle = search.trim().toLowerCase();
@@ -32,20 +36,20 @@ export function CatalogPage() {
   const [saved, setSaved] = useState<string>();
   const [adding, setAdding] = useState(false);
   return (
-    <Layout title="Model catalog">
-      <p>A change applies to requests accepted after it, within seconds; a request already holding money keeps the price it was held at.</p>
+    <Layout title={t.nav.catalog}>
+      <p>{c.intro}</p>
       <ErrorNotice error={models.error ?? activity.error} />
       {saved && <Done>{saved}</Done>}
       {!adding && (
         <button type="button" onClick={() => (setAdding(true), setEditing(undefined), setSaved(undefined))}>
-          Add a model
+          {c.add}
         </button>
       )}
       {adding && (
         <NewModelEditor
           onClose={() => setAdding(false)}
           onSaved={(id) => {
-            setSaved(`Saved ${id}: it applies to new requests within seconds.`);
+            setSaved(c.saved(id));
             setAdding(false);
             models.reload();
           }}
@@ -58,25 +62,29 @@ export function CatalogPage() {
           activity={(activity.data?.data ?? []).filter((a) => a.model === editing)}
           onClose={() => setEditing(undefined)}
           onSaved={(id) => {
-            setSaved(`Saved ${id}: it applies to new requests within seconds.`);
+            setSaved(c.saved(id));
             setEditing(undefined);
             models.reload();
             activity.reload();
           }}
         />
       )}
-      {models.data && <SearchField label="Find models" value={search} onInput={setSearch} placeholder="id, upstream model or host" />}
+      {models.data && <SearchField label={c.find} value={search} onInput={setSearch} placeholder={c.findPlaceholder} />}
       {models.data && (
         <DataTable
           testId="catalog"
-          columns={["Model", "Providers", "Status", "Tariffs", "Last 30 days", ACTIONS]}
+          columns={[c.columns.model, c.columns.providers, c.columns.status, c.columns.tariffs, c.columns.last30, ACTIONS]}
           rows={shown}
-          empty={needle ? "No model matches that." : "No models yet."}
+          empty={needle ? c.noMatch : c.none}
           row={(m) => (
             <tr key={m.id}>
               <th scope="row">
                 {m.id}
-                {m.display_name && m.display_name !== m.id && <div class="detail">{m.display_name}</div>}
+                {m.display_name && m.display_name !== m.id && (
+                  <div class="detail" translate={false}>
+                    {m.display_name}
+                  </div>
+                )}
               </th>
               <td>
                 {(m.providers ?? [m.provider]).map((p, i) => (
@@ -87,7 +95,7 @@ export function CatalogPage() {
                 ))}
               </td>
               <td>
-                <span class={`status status-${m.enabled ? "active" : "revoked"}`}>{m.enabled ? "enabled" : "disabled"}</span>
+                <span class={`status status-${m.enabled ? "active" : "revoked"}`}>{m.enabled ? c.enabled : c.disabled}</span>
               </td>
               <td>
                 <Tariffs operations={m.operations} />
@@ -97,7 +105,7 @@ export function CatalogPage() {
               </td>
               <td>
                 <button type="button" onClick={() => (setEditing(m.id), setAdding(false), setSaved(undefined))} aria-expanded={editing === m.id}>
-                  Edit {m.id}
+                  {c.edit(m.id)}
                 </button>
               </td>
             </tr>
@@ -109,11 +117,12 @@ export function CatalogPage() {
 }
 
 function Tariffs({ operations }: { operations: Operations }) {
+  const t = useT();
   return (
     <ul class="plain">
-      {tariffsOf(operations).map(([op, t]) => (
+      {tariffsOf(operations).map(([op, tariff]) => (
         <li key={op}>
-          <strong>{op}</strong>: <TariffPrice operation={op} tariff={t} />
+          <strong>{t.models.kinds[op] ?? op}</strong>: <TariffPrice operation={op} tariff={tariff} />
         </li>
       ))}
     </ul>
@@ -121,13 +130,15 @@ function Tariffs({ operations }: { operations: Operations }) {
 }
 
 function Activity({ rows }: { rows: ModelActivity[] }) {
-  if (rows.length === 0) return <span class="detail">no requests</span>;
+  const { t, tag } = useI18n();
+  const n = (x: number) => new Intl.NumberFormat(tag).format(x);
+  if (rows.length === 0) return <span class="detail">{t.catalog.noRequests}</span>;
   return (
     <ul class="plain">
       {rows.map((a) => (
         <li key={a.operation}>
-          {a.operation}: {a.settled_requests} charged, <Amount microrub={a.settled_microrub} />
-          {a.active_holds > 0 && `; ${a.active_holds} in progress`}
+          {t.models.kinds[a.operation] ?? a.operation}: {t.catalog.activity(n(a.settled_requests))}, <Amount microrub={a.settled_microrub} />
+          {a.active_holds > 0 && `; ${t.catalog.inProgress(n(a.active_holds))}`}
         </li>
       ))}
     </ul>
@@ -150,19 +161,19 @@ function draftOf(m: CatalogModel): Draft {
   return { enabled: m.enabled, prices };
 }
 
-/** The draft as catalog operations, or the first field that is not an amount. */
-function operationsOf(m: CatalogModel, d: Draft): { operations: Operations } | { bad: string } {
+/** The draft as catalog operations, or the name of the first field that is not an amount. */
+function operationsOf(m: CatalogModel, d: Draft, words: Messages): { operations: Operations } | { bad: string } {
   const operations: Record<string, unknown> = {};
   for (const [op, t] of Object.entries(m.operations) as [OperationName, TextTariff | UnitTariff][]) {
     if (op === "text") {
       const input = parseRubles(d.prices["text.input"] ?? "");
       const output = parseRubles(d.prices["text.output"] ?? "");
-      if (input === undefined) return { bad: "text input price" };
-      if (output === undefined) return { bad: "text output price" };
+      if (input === undefined) return { bad: words.catalog.inputPrice };
+      if (output === undefined) return { bad: words.catalog.outputPrice };
       operations.text = { input_microrub_per_1k_tokens: input, output_microrub_per_1k_tokens: output };
     } else {
       const price = parseRubles(d.prices[op] ?? "");
-      if (price === undefined) return { bad: `${op} price` };
+      if (price === undefined) return { bad: words.catalog.unitPrice(words.models.kinds[op] ?? op) };
       operations[op] = { ...(t as UnitTariff), price_per_unit_microrub: price };
     }
   }
@@ -180,14 +191,16 @@ function ModelEditor({
   onClose: () => void;
   onSaved: (id: string) => void;
 }) {
+  const t = useT();
+  const c = t.catalog;
   const [draft, setDraft] = useState<Draft>(() => draftOf(model));
   const [review, setReview] = useState<{ effect: ChangeEffect; operations: Operations }>();
   const [error, setError] = useState<unknown>();
   const setPrice = (key: string, value: string) => setDraft((d) => ({ ...d, prices: { ...d.prices, [key]: value } }));
   const toReview = (e: Event) => {
     e.preventDefault();
-    const parsed = operationsOf(model, draft);
-    if ("bad" in parsed) return setError(new Error(`the ${parsed.bad} must be an amount in rubles with at most six decimals`));
+    const parsed = operationsOf(model, draft, t);
+    if ("bad" in parsed) return setError(new Error(c.badPrice(parsed.bad)));
     setError(undefined);
     setReview({ operations: parsed.operations, effect: changeEffect(model, { enabled: draft.enabled, operations: parsed.operations }, activity) });
   };
@@ -211,22 +224,21 @@ function ModelEditor({
   return (
     <section class="card editor" aria-labelledby="editor-heading">
       <h2 id="editor-heading" tabIndex={-1} ref={heading}>
-        Edit {model.id}
+        {c.edit(model.id)}
       </h2>
       {!review ? (
         <form onSubmit={toReview} class="stack">
           <label class="check">
-            <input type="checkbox" checked={draft.enabled} onChange={(e) => setDraft((d) => ({ ...d, enabled: e.currentTarget.checked }))} /> Enabled: listed in
-            /v1/models and accepting requests
+            <input type="checkbox" checked={draft.enabled} onChange={(e) => setDraft((d) => ({ ...d, enabled: e.currentTarget.checked }))} /> {c.enabledCheck}
           </label>
           {Object.keys(draft.prices).map((key) => (
             <label key={key}>
-              {priceLabel(key, model)}, ₽
+              {priceLabel(key, model, t)}, ₽
               <input inputMode="decimal" required value={draft.prices[key]} onInput={(e) => setPrice(key, e.currentTarget.value)} />
             </label>
           ))}
           <ErrorNotice error={error} />
-          <SubmitOrCancel label="Review the change" onCancel={onClose} />
+          <SubmitOrCancel label={c.review} onCancel={onClose} />
         </form>
       ) : (
         <div class="stack">
@@ -234,10 +246,10 @@ function ModelEditor({
           <ErrorNotice error={error} />
           <div class="buttons">
             <button type="button" class="primary" onClick={save}>
-              Save the change
+              {c.save}
             </button>
             <button type="button" onClick={() => setReview(undefined)}>
-              Back to editing
+              {c.back}
             </button>
           </div>
         </div>
@@ -246,107 +258,121 @@ function ModelEditor({
   );
 }
 
-function priceLabel(key: string, model: CatalogModel): string {
-  if (key === "text.input") return "Text input, per 1k tokens";
-  if (key === "text.output") return "Text output, per 1k tokens";
-  const t = model.operations[key as OperationName] as UnitTariff | undefined;
-  return `${key.replace(/_/g, " ")}, per ${t?.unit ?? "unit"}`;
+function priceLabel(key: string, model: CatalogModel, t: Messages): string {
+  if (key === "text.input") return t.catalog.textInput;
+  if (key === "text.output") return t.catalog.textOutput;
+  const unit = (model.operations[key as OperationName] as UnitTariff | undefined)?.unit ?? "";
+  const kind = t.models.kinds[key] ?? key.replace(/_/g, " ");
+  return `${kind[0]!.toUpperCase()}${kind.slice(1)}, ${t.models.per(t.models.units[unit] ?? unit)}`;
+}
+
+/** A price of the change table in words: text's input or output per 1k tokens, or per the unit. */
+function priceName(p: PriceChange, t: Messages): string {
+  if (p.price === "input") return t.catalog.priceInput;
+  if (p.price === "output") return t.catalog.priceOutput;
+  return t.models.per(t.models.units[p.unit ?? ""] ?? p.unit ?? "");
 }
 
 function EffectSummary({ effect }: { effect: ChangeEffect }) {
+  const { t, tag } = useI18n();
+  const c = t.catalog;
+  const kind = (op: string) => t.models.kinds[op] ?? op;
   const changed = effect.prices.filter((p) => p.before !== p.after);
   return (
     <div data-testid="change-effect">
-      <h3>What this change does</h3>
+      <h3>{c.effect}</h3>
       <ul>
         {effect.availability === "disabled" && (
           <li>
-            <strong>The model is switched off:</strong> it leaves /v1/models and new requests for it are refused (422 cost_unknown) before anything is reserved.
+            <strong>{c.switchedOff}</strong>
+            {c.switchedOffTail}
           </li>
         )}
         {effect.availability === "enabled" && (
           <li>
-            <strong>The model is switched on:</strong> it is listed in /v1/models and accepts requests at the prices below.
+            <strong>{c.switchedOn}</strong>
+            {c.switchedOnTail}
           </li>
         )}
-        {changed.length === 0 && effect.availability === "unchanged" && <li>Nothing changes.</li>}
+        {changed.length === 0 && effect.availability === "unchanged" && <li>{c.nothing}</li>}
         {effect.operations.map(
           (o) =>
             o.activity &&
             o.activity.active_holds > 0 && (
               <li key={`holds-${o.operation}`}>
-                {o.activity.active_holds} {o.operation} request(s) in progress keep the price they hold (<Amount microrub={o.activity.reserved_microrub} />{" "}
-                reserved).
+                {c.holdsKeep(new Intl.NumberFormat(tag).format(o.activity.active_holds), kind(o.operation))}
+                <Amount microrub={o.activity.reserved_microrub} />
+                {c.holdsKeepTail}
               </li>
             ),
         )}
       </ul>
       {changed.length > 0 && (
         <table>
-          <caption>Prices</caption>
+          <caption>{c.prices}</caption>
           <thead>
             <tr>
-              <th scope="col">Operation</th>
-              <th scope="col">Price</th>
+              <th scope="col">{c.operation}</th>
+              <th scope="col">{c.price}</th>
               <th scope="col" class="num">
-                Now
+                {c.now}
               </th>
               <th scope="col" class="num">
-                After
+                {c.after}
               </th>
               <th scope="col" class="num">
-                Change
+                {c.change}
               </th>
             </tr>
           </thead>
           <tbody>
             {changed.map((p) => (
               <tr key={`${p.operation}-${p.price}`}>
-                <td>{p.operation}</td>
-                <td>{p.price}</td>
+                <td>{kind(p.operation)}</td>
+                <td>{priceName(p, t)}</td>
                 <td class="num">{p.before === undefined ? "—" : <Amount price microrub={p.before} />}</td>
                 <td class="num">{p.after === undefined ? "—" : <Amount price microrub={p.after} />}</td>
-                <td class="num">{percent(p.before, p.after)}</td>
+                <td class="num">{percent(p.before, p.after, t, tag)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
       <table>
-        <caption>A typical request, and the last 30 days' traffic at the new prices</caption>
+        <caption>{c.sampleCaption}</caption>
         <thead>
           <tr>
-            <th scope="col">Operation</th>
-            <th scope="col">Request</th>
+            <th scope="col">{c.operation}</th>
+            <th scope="col">{c.request}</th>
             <th scope="col" class="num">
-              Costs now
+              {c.costsNow}
             </th>
             <th scope="col" class="num">
-              Costs after
+              {c.costsAfter}
             </th>
             <th scope="col" class="num">
-              30 days charged
+              {c.charged30}
             </th>
             <th scope="col" class="num">
-              Same traffic after
+              {c.sameAfter}
             </th>
           </tr>
         </thead>
         <tbody>
           {effect.operations.map((o) => (
             <tr key={o.operation}>
-              <td>{o.operation}</td>
-              <td>{o.sample}</td>
+              <td>{kind(o.operation)}</td>
+              <td>{o.sampleUnit === undefined ? c.sampleText : c.sampleUnit(t.models.units[o.sampleUnit] ?? o.sampleUnit)}</td>
               <td class="num">{o.sampleBefore === undefined ? "—" : <Amount microrub={o.sampleBefore} />}</td>
               <td class="num">{o.sampleAfter === undefined ? "—" : <Amount microrub={o.sampleAfter} />}</td>
-              <td class="num">{o.activity ? <Amount microrub={o.activity.settled_microrub} /> : "none"}</td>
+              <td class="num">{o.activity ? <Amount microrub={o.activity.settled_microrub} /> : c.noneCharged}</td>
               <td class="num">
                 {o.projected ? (
                   o.projected.low === o.projected.high ? (
                     <Amount microrub={o.projected.low} />
                   ) : (
                     <>
-                      <Amount microrub={o.projected.low} /> to <Amount microrub={o.projected.high} />
+                      <Amount microrub={o.projected.low} /> {c.range} <Amount microrub={o.projected.high} />
                     </>
                   )
                 ) : (
@@ -361,9 +387,9 @@ function EffectSummary({ effect }: { effect: ChangeEffect }) {
   );
 }
 
-function percent(before: number | undefined, after: number | undefined): string {
-  if (before === undefined || after === undefined) return before === undefined ? "new" : "removed";
-  if (before === 0) return after === 0 ? "0%" : "from free";
-  const p = ((after - before) / before) * 100;
-  return `${p > 0 ? "+" : ""}${p.toFixed(p % 1 === 0 ? 0 : 1)}%`;
+function percent(before: number | undefined, after: number | undefined, t: Messages, tag: string): string {
+  if (before === undefined || after === undefined) return before === undefined ? t.catalog.isNew : t.catalog.removed;
+  const format = (x: number) => new Intl.NumberFormat(tag, { style: "percent", maximumFractionDigits: 1, signDisplay: "exceptZero" }).format(x);
+  if (before === 0) return after === 0 ? format(0) : t.catalog.fromFree;
+  return format((after - before) / before);
 }

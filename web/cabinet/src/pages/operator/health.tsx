@@ -65,8 +65,9 @@ function Services({ services }: { services: ServiceHealth[] }) {
               {s.url && <div class="id">{s.url}</div>}
             </th>
             <td>{s.ready ? <span class="status status-active">{h.readyWord}</span> : <span class="status status-failed">{h.notReadyWord}</span>}</td>
-            <td class="num">{s.ms === null ? "—" : `${s.ms} ms`}</td>
-            <td>
+            <td class="num">{s.ms === null ? "—" : h.ms(s.ms)}</td>
+            {/* The services' own words: data, not the page's. */}
+            <td translate={false}>
               {s.error && <div>{s.error}</div>}
               {Object.entries(s.checks).map(([name, outcome]) => (
                 <div key={name} class="detail">
@@ -95,7 +96,7 @@ function Broker({ broker }: { broker: BrokerHealth }) {
         </p>
       ) : (
         <p class="notice notice-error" data-testid="broker-summary">
-          {h.unavailable} {broker.error}
+          {h.unavailable} <span translate={false}>{broker.error}</span>
         </p>
       )}
       {broker.queues.length > 0 && (
@@ -136,7 +137,7 @@ function Providers({ providers }: { providers: ProvidersHealth }) {
       <h2 id="providers-heading">{t.nav.providers}</h2>
       {!providers.available ? (
         <p class="notice notice-error" data-testid="providers-summary">
-          {h.unavailable} {providers.error}
+          {h.unavailable} <span translate={false}>{providers.error}</span>
         </p>
       ) : (
         <>

@@ -4,6 +4,7 @@ import { api } from "../../api";
 import { SubmitOrCancel } from "../../components/form-buttons";
 import { ErrorNotice } from "../../components/notice";
 import { parseRubles } from "../../lib/money";
+import { useT } from "../../i18n/locale";
 
 const KINDS: ProviderKind[] = ["openai-chat", "anthropic", "openai-responses", "local"];
 type ProviderDraft = { kind: ProviderKind; base_url: string; upstream_model: string; api_key_env: string; priority: string; weight: string };
@@ -15,6 +16,7 @@ const EMPTY: ProviderDraft = { kind: "openai-chat", base_url: "", upstream_model
  * server's validation answers anything the form lets through.
  */
 export function NewModelEditor({ onClose, onSaved }: { onClose: () => void; onSaved: (id: string) => void }) {
+  const c = useT().catalog;
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     heading.current?.focus();
@@ -32,7 +34,7 @@ export function NewModelEditor({ onClose, onSaved }: { onClose: () => void; onSa
     e.preventDefault();
     const inputPrice = parseRubles(input);
     const outputPrice = parseRubles(output);
-    if (inputPrice === undefined || outputPrice === undefined) return setError(new Error("the prices must be amounts in rubles with at most six decimals"));
+    if (inputPrice === undefined || outputPrice === undefined) return setError(new Error(c.badPrices));
     const body = {
       enabled,
       ...(displayName.trim() ? { display_name: displayName.trim() } : {}),
@@ -52,34 +54,34 @@ export function NewModelEditor({ onClose, onSaved }: { onClose: () => void; onSa
   return (
     <section class="card editor" aria-labelledby="new-model-heading">
       <h2 id="new-model-heading" tabIndex={-1} ref={heading}>
-        Add a text model
+        {c.newModel}
       </h2>
       <form onSubmit={submit} class="stack">
         <label>
-          Model id (what clients send as `model`)
+          {c.modelId}
           <input required maxLength={200} value={id} onInput={(e) => setId(e.currentTarget.value)} />
         </label>
         <label>
-          Display name (optional)
+          {c.displayName}
           <input maxLength={200} value={displayName} onInput={(e) => setDisplayName(e.currentTarget.value)} />
         </label>
         <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Enabled
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> {c.enabledShort}
         </label>
         <label>
-          Text input, per 1k tokens, ₽
+          {c.textInput}, ₽
           <input inputMode="decimal" required value={input} onInput={(e) => setInput(e.currentTarget.value)} />
         </label>
         <label>
-          Text output, per 1k tokens, ₽
+          {c.textOutput}, ₽
           <input inputMode="decimal" required value={output} onInput={(e) => setOutput(e.currentTarget.value)} />
         </label>
         {providers.map((p, i) => (
           <fieldset key={i} data-testid="provider">
-            <legend>Provider {i + 1}</legend>
+            <legend>{c.provider(i + 1)}</legend>
             <div class="stack">
               <label>
-                Kind
+                {c.kind}
                 <select value={p.kind} onChange={(e) => setProvider(i, { kind: e.currentTarget.value as ProviderKind })}>
                   {KINDS.map((k) => (
                     <option key={k} value={k}>
@@ -89,7 +91,7 @@ export function NewModelEditor({ onClose, onSaved }: { onClose: () => void; onSa
                 </select>
               </label>
               <label>
-                Base URL
+                {c.baseUrl}
                 <input
                   type="url"
                   placeholder="https://api.example.com/v1"
@@ -98,34 +100,34 @@ export function NewModelEditor({ onClose, onSaved }: { onClose: () => void; onSa
                 />
               </label>
               <label>
-                Upstream model
+                {c.upstreamModel}
                 <input value={p.upstream_model} onInput={(e) => setProvider(i, { upstream_model: e.currentTarget.value })} />
               </label>
               <label>
-                API key variable
+                {c.apiKeyEnv}
                 <input placeholder="OPENAI_API_KEY" value={p.api_key_env} onInput={(e) => setProvider(i, { api_key_env: e.currentTarget.value })} />
               </label>
               <label>
-                Priority (lower first)
+                {c.priority}
                 <input inputMode="numeric" value={p.priority} onInput={(e) => setProvider(i, { priority: e.currentTarget.value })} />
               </label>
               <label>
-                Weight
+                {c.weight}
                 <input inputMode="numeric" value={p.weight} onInput={(e) => setProvider(i, { weight: e.currentTarget.value })} />
               </label>
               {providers.length > 1 && (
                 <button type="button" class="quiet" onClick={() => setProviders((ps) => ps.filter((_, j) => j !== i))}>
-                  Remove provider {i + 1}
+                  {c.removeProvider(i + 1)}
                 </button>
               )}
             </div>
           </fieldset>
         ))}
         <button type="button" onClick={() => setProviders((ps) => [...ps, { ...EMPTY, priority: String(ps.length) }])}>
-          Add a provider
+          {c.addProvider}
         </button>
         <ErrorNotice error={error} />
-        <SubmitOrCancel label="Save the model" onCancel={onClose} />
+        <SubmitOrCancel label={c.saveModel} onCancel={onClose} />
       </form>
     </section>
   );

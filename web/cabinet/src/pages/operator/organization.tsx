@@ -153,7 +153,9 @@ export function OrganizationPage({ id }: { id: string }) {
                 <td>
                   <code>{k.prefix}…</code>
                 </td>
-                <td>{k.scopes.join(", ")}</td>
+                <td>
+                  <code>{k.scopes.join(", ")}</code>
+                </td>
                 <td class="num">
                   <Amount microrub={k.daily_budget_microrub} />
                 </td>
