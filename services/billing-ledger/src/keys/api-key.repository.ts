@@ -43,14 +43,22 @@ export class ApiKeyRepository {
     scopes: string[];
     dailyBudget: bigint;
   }): Promise<ApiKey> {
-    return this.db.apiKey.create({ data });
+    // With its row in the key-hash table, in one transaction (docs/scale.md: key lookup by hash).
+    return this.db.$transaction(async (tx) => {
+      const key = await tx.apiKey.create({ data });
+      await tx.apiKeyHash.create({ data: { keyHash: key.keyHash, keyId: key.id, organizationId: key.organizationId } });
+      return key;
+    });
   }
 
   async find(id: string): Promise<ApiKey | undefined> {
     return (await this.db.apiKey.findUnique({ where: { id } })) ?? undefined;
   }
 
+  /** Through the key-hash table, then the key in its organization; a key made by a release without that table by its own column. */
   async findByHash(keyHash: string): Promise<ApiKey | undefined> {
+    const ref = await this.db.apiKeyHash.findUnique({ where: { keyHash } });
+    if (ref) return (await this.db.apiKey.findFirst({ where: { organizationId: ref.organizationId, id: ref.keyId } })) ?? undefined;
     return (await this.db.apiKey.findUnique({ where: { keyHash } })) ?? undefined;
   }
 
