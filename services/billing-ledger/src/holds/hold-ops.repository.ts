@@ -1,7 +1,7 @@
 import type { AllowanceSpend, Hold, HoldOp, HoldSource, RequestLogFields } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { Counter } from "prom-client";
-import { requestLogInsertCte } from "../request-log/pg-request-log.store";
+import { requestLogInsertCte } from "./request-log-entries";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
 
 /** Billing's own op beside the contracts' HoldOp: the expiry sweep frees a hold nobody resolved. */
