@@ -67,8 +67,7 @@ export async function seedTestModels(operator: Operator, upstream: Pick<FakeUpst
 }
 
 /** `pnpm ledger:check` on a billing database: its printout and whether the books balance. */
-export function booksCheck(billingDatabaseUrl: string): { ok: boolean; output: string } {
-  const root = repoRoot();
+export function booksCheck(billingDatabaseUrl: string, root = repoRoot()): { ok: boolean; output: string } {
   const r = spawnSync(
     path.join(root, "node_modules", ".bin", "tsx"),
     [path.join(root, "services/billing-ledger/src/cli/ledger-check.ts"), "--url", billingDatabaseUrl],
