@@ -51,6 +51,8 @@ const LEFT = [
   "webhook_deliveries: unique key webhook_deliveries_pkey (id) lacks organization_id",
   "webhook_delivery_attempts: foreign key webhook_delivery_attempts_delivery_id_fkey (delivery_id) -> webhook_deliveries (id) is not on organization_id",
   "webhook_delivery_attempts: unique key webhook_delivery_attempts_pkey (id) lacks organization_id",
+  // Nullable while 1.1.0 pods may record attempts during the upgrade (migration 20261128165046).
+  "webhook_delivery_attempts: organization_id is nullable",
   "webhook_endpoints: unique key webhook_endpoints_pkey (id) lacks organization_id",
   "webhook_events: unique key webhook_events_dedupe_key_key (dedupe_key) lacks organization_id",
   "webhook_events: unique key webhook_events_pkey (id) lacks organization_id",
