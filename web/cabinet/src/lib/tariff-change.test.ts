@@ -37,3 +37,16 @@ it("says when a model is switched off, and cannot reprice from a free tariff", (
   expect(effect.availability).toBe("disabled");
   expect(effect.operations[0]!.projected).toBeUndefined();
 });
+
+it("a price moved to another unit is the old price gone and a new one, and the traffic is not repriced", () => {
+  const effect = changeEffect(
+    { enabled: true, operations: { ocr: { unit: "page", price_per_unit_microrub: 100 } } },
+    { enabled: true, operations: { ocr: { unit: "file", price_per_unit_microrub: 300 } } },
+    activity,
+  );
+  expect(effect.prices).toEqual([
+    { operation: "ocr", price: "unit", unit: "page", before: 100, after: undefined },
+    { operation: "ocr", price: "unit", unit: "file", before: undefined, after: 300 },
+  ]);
+  expect(effect.operations[0]!.projected).toBeUndefined();
+});

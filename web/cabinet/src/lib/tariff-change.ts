@@ -66,12 +66,22 @@ export function changeEffect(
     const a = after.operations[op];
     const pb = prices(op, b);
     const pa = prices(op, a);
-    const unit = op === "text" ? undefined : ((a ?? b) as UnitTariff | undefined)?.unit;
-    for (const price of [...new Set([...Object.keys(pb), ...Object.keys(pa)])] as PriceChange["price"][])
+    const unitBefore = op === "text" ? undefined : (b as UnitTariff | undefined)?.unit;
+    const unitAfter = op === "text" ? undefined : (a as UnitTariff | undefined)?.unit;
+    for (const price of [...new Set([...Object.keys(pb), ...Object.keys(pa)])] as PriceChange["price"][]) {
+      // A price per another unit is another price: the old one goes and the new one comes, each with its unit.
+      if (unitBefore !== undefined && unitAfter !== undefined && unitBefore !== unitAfter) {
+        priceChanges.push({ operation: op, price, unit: unitBefore, before: pb[price], after: undefined });
+        priceChanges.push({ operation: op, price, unit: unitAfter, before: undefined, after: pa[price] });
+        continue;
+      }
+      const unit = unitAfter ?? unitBefore;
       priceChanges.push({ operation: op, price, ...(unit !== undefined ? { unit } : {}), before: pb[price], after: pa[price] });
+    }
     const act = activity.find((x) => x.operation === op);
     let projected: OperationEffect["projected"];
-    if (act && b && a) {
+    // Recent traffic cannot be repriced in another unit: it was counted in the old one.
+    if (act && b && a && unitBefore === unitAfter) {
       const ratios = (Object.keys(pb) as PriceChange["price"][])
         .filter((k) => pa[k] !== undefined && pb[k]! > 0)
         .map((k) => ({ after: pa[k]!, before: pb[k]! }));
@@ -82,7 +92,7 @@ export function changeEffect(
     }
     operations.push({
       operation: op,
-      sampleUnit: unit,
+      sampleUnit: unitAfter ?? unitBefore,
       sampleBefore: sample(op, b),
       sampleAfter: sample(op, a),
       activity: act,
