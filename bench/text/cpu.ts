@@ -2,13 +2,21 @@ import path from "node:path";
 import { repoRoot } from "@meter/local-infra";
 import { allProcesses, machineTicks, memoryOf, TICKS_PER_S } from "./proc";
 import { sleep, SERVICES, type Group, type RunFigures } from "./figures";
-import type { Context } from "./stack";
 
 /** CPU ticks per process group from /proc, taken before and after a run, and what they come to per request. */
 
+/** The processes of a run that are not the services: found by pid (the stack's Context is one). */
+export interface MeasuredPids {
+  upstreamPid: number;
+  forwarderPid: number;
+  portkeyPid: number | undefined;
+  /** The run's databases: their PostgreSQL backends are the `postgres` group. */
+  dbNames: string[];
+}
+
 export type Snapshot = { ticks: Map<number, number>; groups: Map<Group, number[]>; machine: { busy: number; total: number }; at: number };
 
-export function snapshot(ctx: Context): Snapshot {
+export function snapshot(ctx: MeasuredPids): Snapshot {
   const groups = new Map<Group, number[]>();
   const ticks = new Map<number, number>();
   const add = (g: Group, pid: number) => groups.set(g, [...(groups.get(g) ?? []), pid]);
@@ -59,7 +67,7 @@ export function cpuBetween(
  * Waits until the CPU the machine spends outside this benchmark's processes (other people's tests, a
  * build...) stays below `cores` for 2 s, or `maxS` pass. Returns the seconds waited.
  */
-export async function waitQuiet(ctx: Context, cores: number, maxS = 180): Promise<number> {
+export async function waitQuiet(ctx: MeasuredPids, cores: number, maxS = 180): Promise<number> {
   const started = performance.now();
   for (;;) {
     const before = snapshot(ctx);
