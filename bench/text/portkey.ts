@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import path from "node:path";
+import { assignPorts } from "@meter/local-infra";
 import { sleep } from "./figures";
 
 /**
@@ -23,21 +23,13 @@ export function portkeyHeaders(openaiBaseUrl: string): Record<string, string> {
 
 export const portkeyBody = JSON.stringify({ model: "gpt-fake", max_tokens: 64, messages: [{ role: "user", content: "Hello, benchmark" }] });
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (typeof address !== "object" || !address) throw new Error("no port");
-  return address.port;
-}
-
-/** Starts Portkey's gateway on a free port and waits until it answers; `nodeArgs` (--cpu-prof) go to its node. */
+/** Starts Portkey's gateway on an assigned port and waits until it answers; `nodeArgs` (--cpu-prof) go to its node. */
 export async function startPortkey(nodeArgs: string[]): Promise<{ child: ChildProcess; url: string; pid: number }> {
   const fromBench = createRequire(path.join(__dirname, "..", "package.json"));
   const pkg = fromBench.resolve("@portkey-ai/gateway/package.json");
   const entry = path.join(path.dirname(pkg), "build", "start-server.js");
-  const port = await freePort();
+  // A port below the ephemeral range (docs/architecture.md, "Tests", Ports): only an explicit bind takes it.
+  const [port] = await assignPorts(1);
   const child = spawn(process.execPath, [...nodeArgs, entry, `--port=${port}`, "--headless"], {
     // production: no web UI and no log stream; its banner goes nowhere.
     env: { ...process.env, NODE_ENV: "production" },

@@ -145,6 +145,8 @@ it("closes only once no request on it is reserving, with its release carrying th
     payload: {
       version: "v1",
       hold_id: one.record.holdId,
+      // Every hold belongs to an organization (docs/api.md, "Holds belong to an organization").
+      organization_id: ORG,
       amount_microrub: 40,
       allowance: { ...spend, reserved_microrub: 100, owner_ref: one.record.id },
       // The request log's fields ride on the command (docs/api.md, "Request log").
@@ -157,7 +159,7 @@ it("closes only once no request on it is reserving, with its release carrying th
   });
   expect(await outbox(a)).toEqual({
     routing_key: "billing.hold.release",
-    payload: { version: "v1", hold_id: a, reason: "allowance closed", used_microrub: 400 },
+    payload: { version: "v1", hold_id: a, organization_id: ORG, reason: "allowance closed", used_microrub: 400 },
   });
   // Every command written is one billing's consumer accepts: it went through the message catalog.
   for (const id of [one.record.holdId, two.record.holdId, a]) {
