@@ -10,6 +10,7 @@ import { startHoldCommandConsumer } from "./holds/hold-commands.consumer";
 import { createDatabase, type BillingDatabase } from "./db";
 import { CreditRepository } from "./holds/credit.repository";
 import { HoldOpsRepository } from "./holds/hold-ops.repository";
+import { KeyOrganizations } from "./keys/key-organizations";
 import { HoldRepository } from "./holds/hold.repository";
 import { AccountRepository } from "./accounts/account.repository";
 import { AccountService } from "./accounts/account.service";
@@ -71,18 +72,23 @@ export interface BillingServicesOptions {
 /** billing's rules over its database (the CLI builds them alone, without the bus). */
 export function createBillingServices(database: BillingDatabase, opts: BillingServicesOptions): BillingServices {
   const db = database.prisma;
-  const holdOps = new HoldOpsRepository(database.pool, {
-    timezone: opts.timezone,
-    lockTimeoutMs: opts.lockTimeoutMs ?? 1_000,
-    allowanceMaxShare: opts.allowances?.maxShare ?? 0.25,
-    allowanceRetryAfterS: opts.allowances?.retryAfterS ?? 5,
-    attempts: opts.holdAttempts ?? 3,
-    clock: opts.clock,
-    metrics: {
-      transactions: opts.metrics.counter("billing_hold_transactions_total", "Transactions of hold operations (one apply_hold_ops call each)"),
-      failures: opts.metrics.counter("billing_hold_transaction_failures_total", "Failed transactions of hold operations, by reason", ["reason"]),
+  const keyOrganizations = new KeyOrganizations(database.pool);
+  const holdOps = new HoldOpsRepository(
+    database.pool,
+    {
+      timezone: opts.timezone,
+      lockTimeoutMs: opts.lockTimeoutMs ?? 1_000,
+      allowanceMaxShare: opts.allowances?.maxShare ?? 0.25,
+      allowanceRetryAfterS: opts.allowances?.retryAfterS ?? 5,
+      attempts: opts.holdAttempts ?? 3,
+      clock: opts.clock,
+      metrics: {
+        transactions: opts.metrics.counter("billing_hold_transactions_total", "Transactions of hold operations (one apply_hold_ops call each)"),
+        failures: opts.metrics.counter("billing_hold_transaction_failures_total", "Failed transactions of hold operations, by reason", ["reason"]),
+      },
     },
-  });
+    keyOrganizations,
+  );
   const holdReads = new HoldRepository(db);
   const accounts = new AccountService(new AccountRepository(db), new CreditRepository(db));
   const keyRows = new ApiKeyRepository(db);
@@ -103,7 +109,7 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
     cabinet: createCabinetServices(database, { accounts, keys, keyUsage, analytics, scope, timezone: opts.timezone, clock: opts.clock }, opts.cabinet),
     webhookRows,
     webhooks: new WebhookService(webhookRows, opts.webhooks ?? { httpsOnly: false, allowPrivate: false }),
-    requestLog: new RequestLogService(new PgRequestLogStore(database.pool, opts.timezone), figures, scope, accounts),
+    requestLog: new RequestLogService(new PgRequestLogStore(database.pool, opts.timezone, keyOrganizations), figures, scope, accounts),
     analytics,
   };
 }
@@ -203,9 +209,11 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     unreachable: metrics.counter("billing_hold_audit_unreachable_total", "Hold audit calls whose owner could not be asked", ["source"]),
   }).start(config.HOLD_AUDIT_INTERVAL_MS);
   const figures = new PgRequestAnalyticsStore(database.pool, config.BUDGET_TIMEZONE);
-  const retention = new RequestLogRetention(new PgRequestLogStore(database.pool, config.BUDGET_TIMEZONE), figures, logger).start(
-    config.REQUEST_LOG_RETENTION_INTERVAL_MS,
-  );
+  const retention = new RequestLogRetention(
+    new PgRequestLogStore(database.pool, config.BUDGET_TIMEZONE, new KeyOrganizations(database.pool)),
+    figures,
+    logger,
+  ).start(config.REQUEST_LOG_RETENTION_INTERVAL_MS);
   const rollup = new RequestLogRollup(figures, logger).start(config.REQUEST_LOG_ROLLUP_INTERVAL_MS);
   const crossCheck = new BooksCrossCheckService(services.holdReads, services.holds, owners, grants, logger, crossCheckMetrics(metrics));
   const crossCheckPass = crossCheck.start(config.BOOKS_CROSS_CHECK_INTERVAL_MS);

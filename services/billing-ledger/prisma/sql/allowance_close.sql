@@ -22,7 +22,8 @@ BEGIN
   IF o_outcome IS NOT NULL THEN
     RETURN;
   END IF;
-  UPDATE holds h SET closing_used = p_used, reason = p_reason WHERE h.id = p_hold.id RETURNING * INTO o_hold;
+  UPDATE holds h SET closing_used = p_used, reason = p_reason
+  WHERE h.organization_id = p_hold.organization_id AND h.id = p_hold.id RETURNING * INTO o_hold;
   o_outcome := 'closing';
   IF o_hold.consumed = o_hold.closing_used THEN
     o_hold := allowance_return_rest(o_hold, p_reason, p_now);

@@ -10,7 +10,8 @@
 --
 -- Outcomes: granted | exists | id_reused | foreign | invalid_key | daily_budget_exceeded | insufficient_balance
 -- (exists on a release's tombstone too: the allowance is returned released, nothing granted).
-CREATE OR REPLACE FUNCTION allowance_grant(p_hold_id uuid, p_key_id uuid, p_amount bigint, p_min bigint, p_unit bigint,
+DROP FUNCTION IF EXISTS allowance_grant(uuid, uuid, bigint, bigint, bigint, text, text, text, numeric, timestamptz, date, text);
+CREATE OR REPLACE FUNCTION allowance_grant(p_org uuid, p_hold_id uuid, p_key_id uuid, p_amount bigint, p_min bigint, p_unit bigint,
                                            p_operation text, p_source text, p_owner_ref text, p_max_share numeric,
                                            p_now timestamptz, p_day date, p_tz text,
                                            OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
@@ -21,14 +22,14 @@ DECLARE
   v_reserve record;
   v_granted bigint;
 BEGIN
-  v_existing := hold_existing(p_hold_id, p_key_id, p_source, 'allowance', NULL);
+  v_existing := hold_existing(p_org, p_hold_id, p_key_id, p_source, 'allowance', NULL);
   IF v_existing.o_outcome IS NOT NULL THEN
     o_outcome := v_existing.o_outcome;
     o_hold := v_existing.o_hold;
     RETURN;
   END IF;
 
-  v_room := hold_room(p_key_id, p_day);
+  v_room := hold_room(p_org, p_key_id, p_day);
   IF v_room.o_organization_id IS NULL THEN
     o_outcome := 'invalid_key';
     RETURN;
@@ -48,5 +49,6 @@ BEGIN
                             p_source, p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz);
   o_hold := v_reserve.o_hold;
   -- exists: a release of this id committed after the check above; it wins, this grants nothing.
-  o_outcome := CASE WHEN v_reserve.o_reserved THEN 'granted' ELSE 'exists' END;
+  -- id_reused: another organization holds the id.
+  o_outcome := CASE WHEN v_reserve.o_reserved THEN 'granted' WHEN o_hold.id IS NULL THEN 'id_reused' ELSE 'exists' END;
 END $$;

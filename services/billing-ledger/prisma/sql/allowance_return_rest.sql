@@ -12,8 +12,9 @@ DECLARE
   v_after holds%ROWTYPE;
   v_org record;
 BEGIN
-  UPDATE holds h SET status = 'released', resolved_at = p_now WHERE h.id = p_allowance.id RETURNING * INTO v_after;
-  UPDATE api_keys k SET reserved = k.reserved - v_rest WHERE k.id = p_allowance.key_id;
+  UPDATE holds h SET status = 'released', resolved_at = p_now
+  WHERE h.organization_id = p_allowance.organization_id AND h.id = p_allowance.id RETURNING * INTO v_after;
+  UPDATE api_keys k SET reserved = k.reserved - v_rest WHERE k.organization_id = p_allowance.organization_id AND k.id = p_allowance.key_id;
   UPDATE organizations o SET reserved = o.reserved - v_rest WHERE o.id = p_allowance.organization_id
     RETURNING o.balance, o.reserved INTO v_org;
   INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)

@@ -8,8 +8,11 @@
 --
 -- The last request of an allowance its holder closed (allowance_close) returns the allowance's rest.
 -- Outcomes: settled | released | already | conflict | exceeds_hold | not_found | foreign (not_found:
--- billing never granted that allowance; conflict: it is not active, or the estimate does not fit it).
-CREATE OR REPLACE FUNCTION allowance_spend(p_op text, p_hold_id uuid, p_allowance jsonb, p_amount bigint, p_reason text,
+-- billing never granted that allowance; conflict: it is not active, or the estimate does not fit it, or
+-- another organization holds the request's id). p_org is the batch's organization: only its rows are read
+-- and written.
+DROP FUNCTION IF EXISTS allowance_spend(text, uuid, jsonb, bigint, text, text, timestamptz, date);
+CREATE OR REPLACE FUNCTION allowance_spend(p_org uuid, p_op text, p_hold_id uuid, p_allowance jsonb, p_amount bigint, p_reason text,
                                            p_source text, p_now timestamptz, p_day date,
                                            OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
@@ -22,7 +25,7 @@ DECLARE
   v_org record;
   v_org_after record;
 BEGIN
-  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id FOR UPDATE;
+  SELECT * INTO v_hold FROM holds h WHERE h.organization_id = p_org AND h.id = p_hold_id FOR UPDATE;
   IF FOUND THEN
     -- Recorded before: the same resolution is a replay, anything else stands as it was.
     o_outcome := CASE
@@ -35,7 +38,7 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT * INTO v_allow FROM holds h WHERE h.id = v_spend_id FOR UPDATE;
+  SELECT * INTO v_allow FROM holds h WHERE h.organization_id = p_org AND h.id = v_spend_id FOR UPDATE;
   IF NOT FOUND THEN
     o_outcome := 'not_found';
     RETURN;
@@ -53,7 +56,7 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = v_allow.organization_id;
+  SELECT o.balance, o.reserved INTO v_org FROM organizations o WHERE o.id = p_org;
   INSERT INTO holds (id, organization_id, key_id, amount, settled, status, kind, allowance_id, operation, model, source,
                      owner_ref, budget_day, reason, created_at, resolved_at)
   VALUES (p_hold_id, v_allow.organization_id, v_allow.key_id, v_estimate,
@@ -61,15 +64,21 @@ BEGIN
           CASE WHEN p_op = 'settle' THEN 'settled'::hold_status ELSE 'released'::hold_status END,
           'request', v_spend_id, p_allowance ->> 'operation', p_allowance ->> 'model', v_allow.source,
           p_allowance ->> 'owner_ref', CASE WHEN p_op = 'settle' THEN p_day END, p_reason, p_now, p_now)
+  ON CONFLICT (id) DO NOTHING
   RETURNING * INTO o_hold;
-  UPDATE holds h SET consumed = h.consumed + v_estimate WHERE h.id = v_spend_id RETURNING * INTO v_allow;
-  UPDATE api_keys k SET reserved = k.reserved - v_estimate WHERE k.id = v_allow.key_id;
+  IF NOT FOUND THEN
+    -- The id is another organization's: nothing moves.
+    o_outcome := 'conflict';
+    RETURN;
+  END IF;
+  UPDATE holds h SET consumed = h.consumed + v_estimate WHERE h.organization_id = p_org AND h.id = v_spend_id RETURNING * INTO v_allow;
+  UPDATE api_keys k SET reserved = k.reserved - v_estimate WHERE k.organization_id = p_org AND k.id = v_allow.key_id;
   IF v_cost > 0 THEN
     INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (v_allow.organization_id, v_allow.key_id, p_day, v_cost)
     ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
   END IF;
   UPDATE organizations o SET balance = o.balance - v_cost, reserved = o.reserved - v_estimate
-  WHERE o.id = v_allow.organization_id
+  WHERE o.id = p_org
   RETURNING o.balance, o.reserved INTO v_org_after;
   -- The request's two entries, as a per-request hold has them: the hold (the reservation moved from
   -- the allowance to it, so reserved_after is what it was), then its settle or release.

@@ -11,8 +11,10 @@
 -- expiries (never a placement, grant or recovery, whose outcome depends on the room these free): the
 -- outcomes are those of the ops one at a time, and each ledger entry's figures are those right after it.
 --
--- Returns the ordinals (1-based positions in p_ops) it applied, with each request's new hold.
-CREATE OR REPLACE FUNCTION allowance_spend_batch(p_ops jsonb, p_now timestamptz, p_day date)
+-- Returns the ordinals (1-based positions in p_ops) it applied, with each request's new hold. The batch
+-- is p_org's: every statement reads and writes that organization's rows alone.
+DROP FUNCTION IF EXISTS allowance_spend_batch(jsonb, timestamptz, date);
+CREATE OR REPLACE FUNCTION allowance_spend_batch(p_org uuid, p_ops jsonb, p_now timestamptz, p_day date)
 RETURNS TABLE (o_n bigint, o_hold holds)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -20,7 +22,7 @@ DECLARE
   -- One array per field of the requests it takes, in the batch's order.
   b record;
 BEGIN
-  b := allowance_spend_candidates(p_ops);
+  b := allowance_spend_candidates(p_org, p_ops);
   IF b.o_n IS NULL THEN
     RETURN;
   END IF;
@@ -51,7 +53,7 @@ BEGIN
     SELECT s.*, o.balance - sum(s.cost) OVER w AS balance_after, o.reserved - sum(s.estimate) OVER w AS reserved_after
     FROM unnest(b.o_n, b.o_op, b.o_hold_id, b.o_organization_id, b.o_key_id, b.o_estimate, b.o_cost, b.o_reason)
          AS s(n, op, hold_id, org_id, key_id, estimate, cost, reason)
-    JOIN organizations o ON o.id = s.org_id AND o.id = ANY (b.o_organization_id)
+    JOIN organizations o ON o.id = s.org_id AND o.id = p_org
     WINDOW w AS (PARTITION BY s.org_id ORDER BY s.n)
   ) r
   CROSS JOIN LATERAL (VALUES
@@ -64,16 +66,16 @@ BEGIN
   UPDATE organizations o SET balance = o.balance - t.cost, reserved = o.reserved - t.estimate
   FROM (SELECT s.org_id, sum(s.cost) AS cost, sum(s.estimate) AS estimate
         FROM unnest(b.o_organization_id, b.o_cost, b.o_estimate) AS s(org_id, cost, estimate) GROUP BY s.org_id) t
-  WHERE o.id = t.org_id AND o.id = ANY (b.o_organization_id);
+  WHERE o.id = t.org_id AND o.id = p_org;
 
   UPDATE api_keys k SET reserved = k.reserved - t.estimate
   FROM (SELECT s.key_id, sum(s.estimate) AS estimate FROM unnest(b.o_key_id, b.o_estimate) AS s(key_id, estimate) GROUP BY s.key_id) t
-  WHERE k.id = t.key_id AND k.id = ANY (b.o_key_id);
+  WHERE k.organization_id = p_org AND k.id = t.key_id AND k.id = ANY (b.o_key_id);
 
   UPDATE holds a SET consumed = a.consumed + t.estimate
   FROM (SELECT s.allowance_id, sum(s.estimate) AS estimate
         FROM unnest(b.o_allowance_id, b.o_estimate) AS s(allowance_id, estimate) GROUP BY s.allowance_id) t
-  WHERE a.id = t.allowance_id AND a.id = ANY (b.o_allowance_id);
+  WHERE a.organization_id = p_org AND a.id = t.allowance_id AND a.id = ANY (b.o_allowance_id);
 
   INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent)
   SELECT s.org_id, s.key_id, p_day, sum(s.cost) FROM unnest(b.o_organization_id, b.o_key_id, b.o_cost) AS s(org_id, key_id, cost)

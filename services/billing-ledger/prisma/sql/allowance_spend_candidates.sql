@@ -8,9 +8,11 @@
 -- nothing else in the batch could change that: its hold id is new and unique in the batch; its
 -- allowance is an active allowance of the key it names, of the service it came from, not closing,
 -- named by no other op of the batch as its hold, and has room for all the batch's requests on it,
--- each of which is such a request; its cost is within its estimate.
+-- each of which is such a request; its cost is within its estimate. Only p_org's holds are read: the
+-- batch is that organization's.
+DROP FUNCTION IF EXISTS allowance_spend_candidates(jsonb);
 CREATE OR REPLACE FUNCTION allowance_spend_candidates(
-  p_ops jsonb, OUT o_n bigint[], OUT o_op text[], OUT o_hold_id uuid[], OUT o_allowance_id uuid[], OUT o_organization_id uuid[],
+  p_org uuid, p_ops jsonb, OUT o_n bigint[], OUT o_op text[], OUT o_hold_id uuid[], OUT o_allowance_id uuid[], OUT o_organization_id uuid[],
   OUT o_key_id uuid[], OUT o_estimate bigint[], OUT o_cost bigint[], OUT o_reason text[], OUT o_operation text[],
   OUT o_model text[], OUT o_source text[], OUT o_owner_ref text[])
 LANGUAGE plpgsql AS $$
@@ -77,10 +79,10 @@ BEGIN
   -- Tables are read by primary key through arrays (`= ANY`, here and beside each join below): a join
   -- with the batch's rows may be planned as a scan of every hold (docs/benchmarks.md, "Issue 32"). The allowances are locked in id
   -- order (their organizations and keys are held already).
-  v_existing := ARRAY(SELECT h.id FROM holds h WHERE h.id = ANY (v_hold_id));
+  v_existing := ARRAY(SELECT h.id FROM holds h WHERE h.organization_id = p_org AND h.id = ANY (v_hold_id));
   WITH locked AS (
     SELECT h.id, h.organization_id, h.key_id, h.source, h.kind, h.status, h.closing_used, h.consumed, h.amount
-    FROM holds h WHERE h.id = ANY (v_allowance_id) ORDER BY h.id FOR UPDATE
+    FROM holds h WHERE h.organization_id = p_org AND h.id = ANY (v_allowance_id) ORDER BY h.id FOR UPDATE
   )
   SELECT jsonb_agg(to_jsonb(l)) INTO v_allowances FROM locked l;
 

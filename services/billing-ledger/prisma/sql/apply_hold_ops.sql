@@ -1,7 +1,13 @@
--- apply_hold_ops: every placement, grant, settlement, release, expiry and recovery of a batch in one
--- round trip and one commit. The batch only takes the locks (hold_ops_lock), applies its plain requests
--- on allowances together (allowance_spend_batch) and hands every other op, in order, to the function of
--- its rule; those files say what each rule is.
+-- apply_hold_ops: every placement, grant, settlement, release, expiry and recovery of one
+-- organization's batch in one round trip and one commit. The batch only takes the locks
+-- (hold_ops_lock), applies its plain requests on allowances together (allowance_spend_batch) and hands
+-- every other op, in order, to the function of its rule; those files say what each rule is.
+--
+-- p_org: the organization whose money the batch moves. The caller splits what it receives by
+-- organization (the key's, the hold's, the one a command names) and runs one batch per organization, so
+-- a transaction never touches two organizations (docs/scale.md). Every statement reads and writes p_org's
+-- rows alone: an op that is another organization's finds nothing here (invalid_key, not_found), and the
+-- ops whose organization the caller could not tell run with p_org NULL, where every one finds nothing.
 --
 -- Called by services/billing-ledger/src/holds/hold-ops.repository.ts. packages/db-tools applies this
 -- folder after the migrations, a file again whenever its text changes (docs/architecture.md, "SQL
@@ -45,8 +51,8 @@
 --   expire:  expired | already | conflict | not_found
 --   recover: recovered | already | conflict | invalid_key (the key is not the organization's)
 --            | exceeds_allowance (its allowance's signed grant does not cover it)
-CREATE OR REPLACE FUNCTION apply_hold_ops(p_ops jsonb, p_tz text, p_lock_timeout_ms integer, p_allowance_max_share numeric,
-                                          p_now timestamptz DEFAULT NULL)
+CREATE OR REPLACE FUNCTION apply_hold_ops(p_org uuid, p_ops jsonb, p_tz text, p_lock_timeout_ms integer,
+                                          p_allowance_max_share numeric, p_now timestamptz DEFAULT NULL)
 RETURNS TABLE (
   ord bigint, hold_id uuid, outcome text, status hold_status, amount bigint, settled bigint,
   organization_id uuid, key_id uuid, operation text, model text, source text, owner_ref text,
@@ -67,10 +73,10 @@ DECLARE
   v_batch_holds holds[];
   v_at integer;
 BEGIN
-  PERFORM hold_ops_lock(p_ops, p_lock_timeout_ms);
+  PERFORM hold_ops_lock(p_org, p_ops, p_lock_timeout_ms);
   -- The batch's plain requests on allowances at once; the loop takes every other op (allowance_spend_batch.sql).
   SELECT array_agg(b.o_n ORDER BY b.o_n), array_agg(b.o_hold ORDER BY b.o_n) INTO v_batch_n, v_batch_holds
-  FROM allowance_spend_batch(p_ops, v_now, v_day) b;
+  FROM allowance_spend_batch(p_org, p_ops, v_now, v_day) b;
 
   FOR it IN
     SELECT * FROM ROWS FROM (
@@ -91,16 +97,16 @@ BEGIN
       v_retry_after := false;
     ELSE
       IF it.op = 'place' THEN
-        r := hold_place(it.hold_id, it.key_id, it.amount_microrub, it.operation, it.model, it.source, it.owner_ref, v_now, v_day);
+        r := hold_place(p_org, it.hold_id, it.key_id, it.amount_microrub, it.operation, it.model, it.source, it.owner_ref, v_now, v_day);
       ELSIF it.op = 'grant' THEN
-        r := allowance_grant(it.hold_id, it.key_id, it.amount_microrub, it.min_microrub, it.unit_microrub, it.operation,
+        r := allowance_grant(p_org, it.hold_id, it.key_id, it.amount_microrub, it.min_microrub, it.unit_microrub, it.operation,
                              it.source, it.owner_ref, p_allowance_max_share, v_now, v_day, p_tz);
       ELSIF it.op IN ('settle', 'release') AND it.allowance IS NOT NULL THEN
-        r := allowance_spend(it.op, it.hold_id, it.allowance, it.amount_microrub, it.reason, it.source, v_now, v_day);
+        r := allowance_spend(p_org, it.op, it.hold_id, it.allowance, it.amount_microrub, it.reason, it.source, v_now, v_day);
       ELSIF it.op IN ('settle', 'release', 'expire') THEN
-        r := hold_resolve(it.op, it.hold_id, it.organization_id, it.amount_microrub, it.reason, it.used_microrub, it.source, v_now, v_day);
+        r := hold_resolve(it.op, it.hold_id, p_org, it.amount_microrub, it.reason, it.used_microrub, it.source, v_now, v_day);
       ELSIF it.op = 'recover' THEN
-        r := hold_recover(it.hold_id, it.key_id, it.organization_id, it.amount_microrub, it.settled_microrub, it.operation,
+        r := hold_recover(it.hold_id, it.key_id, p_org, it.amount_microrub, it.settled_microrub, it.operation,
                           it.model, it.source, it.owner_ref, it.settled_at, p_tz, it.recovered_allowance_id,
                           it.allowance_amount_microrub, it.reason);
       ELSE
@@ -134,3 +140,40 @@ BEGIN
     RETURN NEXT;
   END LOOP;
 END $$;
+
+-- The previous release's call, without the organization: 1.1.0's billing-ledger pods, which run on this
+-- release's functions while an upgrade or a rollback by pods has them beside it (docs/deploy.md). It
+-- splits the batch by organization as this release's caller does, but runs the parts in its one
+-- transaction, in organization order. Goes once no 1.1.0 pod can run.
+CREATE OR REPLACE FUNCTION apply_hold_ops(p_ops jsonb, p_tz text, p_lock_timeout_ms integer, p_allowance_max_share numeric,
+                                          p_now timestamptz DEFAULT NULL)
+RETURNS TABLE (
+  ord bigint, hold_id uuid, outcome text, status hold_status, amount bigint, settled bigint,
+  organization_id uuid, key_id uuid, operation text, model text, source text, owner_ref text,
+  budget_day text, created_at timestamptz, resolved_at timestamptz,
+  kind hold_kind, allowance_id uuid, consumed bigint, usable_until timestamptz, retry_after boolean
+)
+LANGUAGE sql AS $$
+  WITH ops AS (
+    SELECT x.n, x.o,
+           CASE WHEN x.o ->> 'op' IN ('place', 'grant', 'recover') THEN x.o ->> 'key_id' ELSE x.o -> 'allowance' ->> 'key_id' END AS key_text
+    FROM jsonb_array_elements(p_ops) WITH ORDINALITY AS x(o, n)
+  ),
+  owned AS (
+    SELECT o.n, o.o,
+           COALESCE((o.o ->> 'organization_id')::uuid,
+                    (SELECT k.organization_id FROM api_keys k
+                     WHERE o.key_text ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND k.id = o.key_text::uuid),
+                    (SELECT h.organization_id FROM holds h WHERE h.id = (o.o ->> 'hold_id')::uuid)) AS org
+    FROM ops o
+  ),
+  parts AS MATERIALIZED (
+    SELECT w.org, jsonb_agg(w.o ORDER BY w.n) AS ops, array_agg(w.n ORDER BY w.n) AS ns
+    FROM owned w GROUP BY w.org ORDER BY w.org NULLS LAST
+  )
+  SELECT p.ns[a.ord], a.hold_id, a.outcome, a.status, a.amount, a.settled, a.organization_id, a.key_id, a.operation, a.model,
+         a.source, a.owner_ref, a.budget_day, a.created_at, a.resolved_at, a.kind, a.allowance_id, a.consumed, a.usable_until,
+         a.retry_after
+  FROM parts p CROSS JOIN LATERAL apply_hold_ops(p.org, p.ops, p_tz, p_lock_timeout_ms, p_allowance_max_share, p_now) a
+  ORDER BY 1
+$$;

@@ -7,8 +7,10 @@
 -- counts on the day it is settled (holds.budget_day).
 --
 -- Outcomes: placed | exists | id_reused | foreign | invalid_key | daily_budget_exceeded | insufficient_balance;
--- o_retry_after on a refusal that money parked in allowances caused (they come back).
-CREATE OR REPLACE FUNCTION hold_place(p_hold_id uuid, p_key_id uuid, p_amount bigint, p_operation text, p_model text,
+-- o_retry_after on a refusal that money parked in allowances caused (they come back). p_org is the
+-- batch's organization: a key of another one is invalid_key here.
+DROP FUNCTION IF EXISTS hold_place(uuid, uuid, bigint, text, text, text, text, timestamptz, date);
+CREATE OR REPLACE FUNCTION hold_place(p_org uuid, p_hold_id uuid, p_key_id uuid, p_amount bigint, p_operation text, p_model text,
                                       p_source text, p_owner_ref text, p_now timestamptz, p_day date,
                                       OUT o_outcome text, OUT o_hold holds, OUT o_retry_after boolean)
 LANGUAGE plpgsql AS $$
@@ -17,14 +19,14 @@ DECLARE
   v_room record;
   v_reserve record;
 BEGIN
-  v_existing := hold_existing(p_hold_id, p_key_id, p_source, 'request', p_amount);
+  v_existing := hold_existing(p_org, p_hold_id, p_key_id, p_source, 'request', p_amount);
   IF v_existing.o_outcome IS NOT NULL THEN
     o_outcome := v_existing.o_outcome;
     o_hold := v_existing.o_hold;
     RETURN;
   END IF;
 
-  v_room := hold_room(p_key_id, p_day);
+  v_room := hold_room(p_org, p_key_id, p_day);
   IF v_room.o_organization_id IS NULL THEN
     o_outcome := 'invalid_key';
     RETURN;
@@ -38,7 +40,8 @@ BEGIN
                               p_source, p_owner_ref, p_now, NULL);
     o_hold := v_reserve.o_hold;
     -- exists: a release of this id committed after the check above; it wins, this places nothing.
-    o_outcome := CASE WHEN v_reserve.o_reserved THEN 'placed' ELSE 'exists' END;
+    -- id_reused: another organization holds the id.
+    o_outcome := CASE WHEN v_reserve.o_reserved THEN 'placed' WHEN o_hold.id IS NULL THEN 'id_reused' ELSE 'exists' END;
     RETURN;
   END IF;
 
@@ -47,8 +50,8 @@ BEGIN
   -- caller may try again then.
   o_retry_after := p_amount <= v_room.o_left_budget + COALESCE((
                      SELECT sum(hold_reserves(a)) FROM holds a
-                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.key_id = p_key_id), 0)
+                     WHERE a.organization_id = p_org AND a.kind = 'allowance' AND a.status = 'active' AND a.key_id = p_key_id), 0)
                    AND p_amount <= v_room.o_left_balance + COALESCE((
                      SELECT sum(hold_reserves(a)) FROM holds a
-                     WHERE a.kind = 'allowance' AND a.status = 'active' AND a.organization_id = v_room.o_organization_id), 0);
+                     WHERE a.organization_id = p_org AND a.kind = 'allowance' AND a.status = 'active'), 0);
 END $$;

@@ -14,7 +14,8 @@
 --
 -- Outcomes: recovered | already (recovered before, with the same charge) | conflict (billing has the
 -- hold otherwise: it stands) | invalid_key (the key is not the organization's) | exceeds_allowance (the
--- allowance's signed amount does not cover it: nothing moves).
+-- allowance's signed amount does not cover it: nothing moves). p_organization_id is the batch's
+-- organization: only its rows are read and written (an id another organization holds is a conflict).
 DROP FUNCTION IF EXISTS hold_recover(uuid, uuid, uuid, bigint, bigint, text, text, text, text, timestamptz, text);
 CREATE OR REPLACE FUNCTION hold_recover(p_hold_id uuid, p_key_id uuid, p_organization_id uuid, p_amount bigint, p_settled bigint,
                                         p_operation text, p_model text, p_source text, p_owner_ref text,
@@ -26,7 +27,7 @@ DECLARE
   v_hold holds%ROWTYPE;
   v_org record;
 BEGIN
-  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id FOR UPDATE;
+  SELECT * INTO v_hold FROM holds h WHERE h.organization_id = p_organization_id AND h.id = p_hold_id FOR UPDATE;
   IF FOUND THEN
     o_outcome := CASE WHEN v_hold.status = 'settled' AND v_hold.settled = p_settled THEN 'already' ELSE 'conflict' END;
     o_hold := v_hold;
@@ -38,8 +39,8 @@ BEGIN
   END IF;
   -- The organization's lock (hold_ops_lock) keeps two recoveries on one allowance from both fitting.
   IF p_allowance_amount IS NOT NULL
-     AND COALESCE((SELECT a.consumed FROM holds a WHERE a.id = p_allowance_id AND a.kind = 'allowance'), 0)
-         + COALESCE((SELECT sum(r.amount) FROM holds r WHERE r.recovered_allowance_id = p_allowance_id), 0)
+     AND COALESCE((SELECT a.consumed FROM holds a WHERE a.organization_id = p_organization_id AND a.id = p_allowance_id AND a.kind = 'allowance'), 0)
+         + COALESCE((SELECT sum(r.amount) FROM holds r WHERE r.organization_id = p_organization_id AND r.recovered_allowance_id = p_allowance_id), 0)
          + p_amount > p_allowance_amount THEN
     o_outcome := 'exceeds_allowance';
     RETURN;
@@ -50,7 +51,12 @@ BEGIN
   VALUES (p_hold_id, p_organization_id, p_key_id, p_amount, p_settled, 'settled', p_operation,
           p_model, p_source, p_owner_ref, (p_settled_at AT TIME ZONE p_tz)::date,
           'recovered from its owner''s final record', p_settled_at, p_settled_at, p_allowance_id)
+  ON CONFLICT (id) DO NOTHING
   RETURNING * INTO o_hold;
+  IF NOT FOUND THEN
+    o_outcome := 'conflict';
+    RETURN;
+  END IF;
   IF p_settled > 0 THEN
     INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (p_organization_id, p_key_id, o_hold.budget_day, p_settled)
     ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;

@@ -2,7 +2,8 @@
 -- (hold_place) and an allowance's grant (allowance_grant): the hold row, the key's and organization's
 -- `reserved`, and the ledger's hold entry. The caller has locked the key's and organization's rows and
 -- checked the room. When the id exists already, a release of it committed after the caller's check
--- (hold_resolve's tombstone): it wins, nothing is reserved, and o_hold is that row.
+-- (hold_resolve's tombstone): it wins, nothing is reserved, and o_hold is that row; o_hold is null
+-- when the id is another organization's (the caller's id_reused).
 CREATE OR REPLACE FUNCTION hold_reserve(p_hold_id uuid, p_organization_id uuid, p_key_id uuid, p_amount bigint,
                                         p_kind hold_kind, p_operation text, p_model text, p_source text,
                                         p_owner_ref text, p_now timestamptz, p_usable_until timestamptz,
@@ -18,10 +19,10 @@ BEGIN
   RETURNING * INTO o_hold;
   o_reserved := FOUND;
   IF NOT o_reserved THEN
-    SELECT * INTO o_hold FROM holds h WHERE h.id = p_hold_id;
+    SELECT * INTO o_hold FROM holds h WHERE h.organization_id = p_organization_id AND h.id = p_hold_id;
     RETURN;
   END IF;
-  UPDATE api_keys k SET reserved = k.reserved + p_amount WHERE k.id = p_key_id;
+  UPDATE api_keys k SET reserved = k.reserved + p_amount WHERE k.organization_id = p_organization_id AND k.id = p_key_id;
   UPDATE organizations o SET reserved = o.reserved + p_amount WHERE o.id = p_organization_id
     RETURNING o.balance, o.reserved INTO v_org;
   -- An allowance's grant is told apart in the ledger by its reference (docs/api.md, "Allowances").

@@ -8,8 +8,10 @@
 -- What a hold still reserves: all of a request's hold, an allowance's amount - consumed. A release or an
 -- expiry of an allowance thus frees the rest at once; a request's command that arrives after that is a
 -- conflict (allowance_spend). An allowance is never settled itself: its requests are.
--- A release of an id billing never saw is recorded (a tombstone: no key) under p_org, the organization
--- its command names; without one (or with an organization billing does not have) it is not_found.
+-- p_org is the batch's organization: only its holds are read and written. A release of an id billing
+-- never saw is recorded (a tombstone: no key) under it; without one (an op whose organization billing
+-- could not tell), with an organization billing does not have, or for an id another organization
+-- holds, it is not_found.
 -- Outcomes: settled | released | released_unplaced | expired | closing | already | conflict |
 -- exceeds_hold | not_found | foreign.
 DROP FUNCTION IF EXISTS hold_resolve(text, uuid, bigint, text, bigint, text, timestamptz, date);
@@ -23,7 +25,7 @@ DECLARE
   v_org record;
   v_closed record;
 BEGIN
-  SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id FOR UPDATE;
+  SELECT * INTO v_hold FROM holds h WHERE h.organization_id = p_org AND h.id = p_hold_id FOR UPDATE;
   IF NOT FOUND AND p_op = 'release' AND p_org IS NOT NULL THEN
     -- Released before it was placed (its caller gave up waiting): remember the id, and whose it is, so
     -- a late placement or grant finds it taken. If a placement commits first, release that hold instead.
@@ -35,7 +37,7 @@ BEGIN
       o_outcome := 'released_unplaced';
       RETURN;
     END IF;
-    SELECT * INTO v_hold FROM holds h WHERE h.id = p_hold_id FOR UPDATE;
+    SELECT * INTO v_hold FROM holds h WHERE h.organization_id = p_org AND h.id = p_hold_id FOR UPDATE;
   END IF;
 
   IF v_hold.id IS NULL THEN
@@ -71,9 +73,9 @@ BEGIN
       budget_day = CASE WHEN p_op = 'settle' THEN p_day END,
       reason = COALESCE(p_reason, h.reason),
       resolved_at = p_now
-    WHERE h.id = v_hold.id
+    WHERE h.organization_id = p_org AND h.id = v_hold.id
     RETURNING * INTO o_hold;
-    UPDATE api_keys k SET reserved = k.reserved - v_rest WHERE k.id = v_hold.key_id;
+    UPDATE api_keys k SET reserved = k.reserved - v_rest WHERE k.organization_id = p_org AND k.id = v_hold.key_id;
     IF p_op = 'settle' AND p_amount > 0 THEN
       INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (v_hold.organization_id, v_hold.key_id, p_day, p_amount)
       ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;
@@ -81,7 +83,7 @@ BEGIN
     UPDATE organizations o SET
       balance = o.balance - CASE WHEN p_op = 'settle' THEN p_amount ELSE 0 END,
       reserved = o.reserved - v_rest
-    WHERE o.id = v_hold.organization_id
+    WHERE o.id = p_org
     RETURNING o.balance, o.reserved INTO v_org;
     -- A release or an expiry says why in its ledger entry.
     INSERT INTO ledger_entries (organization_id, key_id, hold_id, kind, amount, balance_after, reserved_after, reference, created_at)

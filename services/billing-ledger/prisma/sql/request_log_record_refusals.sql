@@ -5,10 +5,12 @@
 -- and code alone (model NULL, the endpoint of the first), so a flood of refusals naming ever new models
 -- adds nothing beyond one entry per code. Each refusal also counts in request_log_hourly and, on its
 -- budget day of p_timezone (BUDGET_TIMEZONE), in request_log_daily (analytics).
--- The key's row decides the organization; an unknown key's refusals are dropped. A lock per key makes
--- the bound exact when two batches hold the same key (keys taken in order: no deadlock between them).
+-- The refusals are one organization's (p_org; the caller splits them, docs/scale.md): a key that is not
+-- its key drops its refusals. A lock per key makes the bound exact when two batches hold the same key
+-- (keys taken in order: no deadlock between them).
 -- Called by services/billing-ledger/src/request-log/pg-request-log.store.ts.
-CREATE OR REPLACE FUNCTION request_log_record_refusals(p_refusals jsonb, p_itemized int, p_timezone text)
+DROP FUNCTION IF EXISTS request_log_record_refusals(jsonb, int, text);
+CREATE OR REPLACE FUNCTION request_log_record_refusals(p_org uuid, p_refusals jsonb, p_itemized int, p_timezone text)
 RETURNS int
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -25,7 +27,7 @@ BEGIN
                                                        count int, first_at timestamptz, last_at timestamptz, request_id text)
     ORDER BY x.key_id, x.first_at
   LOOP
-    SELECT k.organization_id INTO v_org FROM api_keys k WHERE k.id = r.key_id;
+    SELECT k.organization_id INTO v_org FROM api_keys k WHERE k.organization_id = p_org AND k.id = r.key_id;
     CONTINUE WHEN NOT FOUND;
     PERFORM pg_advisory_xact_lock(hashtext('request_log_refusals'), hashtext(r.key_id::text));
     v_hour := date_trunc('hour', r.first_at, 'UTC');
@@ -34,10 +36,10 @@ BEGIN
     UPDATE request_log l
     SET count = least(l.count::bigint + r.count, 2147483647)::int, completed_at = greatest(l.completed_at, r.last_at),
         error_message = r.message, request_id = coalesce(r.request_id, l.request_id)
-    WHERE l.hold_id = v_id;
+    WHERE l.organization_id = p_org AND l.hold_id = v_id;
     IF NOT FOUND THEN
       SELECT count(*) INTO v_entries FROM request_log l
-      WHERE l.key_id = r.key_id AND l.refused AND l.created_at >= v_hour AND l.created_at < v_hour + interval '1 hour';
+      WHERE l.organization_id = p_org AND l.key_id = r.key_id AND l.refused AND l.created_at >= v_hour AND l.created_at < v_hour + interval '1 hour';
       IF v_entries >= p_itemized THEN
         v_model := NULL;
         v_id := md5(concat_ws('|', r.key_id, v_hour, '*', r.status, r.code))::uuid;

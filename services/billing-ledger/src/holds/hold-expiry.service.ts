@@ -29,7 +29,7 @@ export class HoldExpiryService {
     });
     if (due.length === 0) return 0;
     const reason = `not settled or released within ${this.expiryHours} h`;
-    const results = await this.holds.apply(due.map((h) => ({ op: "expire" as const, hold_id: h.hold_id, reason })));
+    const results = await this.holds.apply(due.map((h) => ({ op: "expire" as const, hold_id: h.hold_id, organization_id: h.organization_id!, reason })));
     let count = 0;
     results.forEach((r, i) => {
       const hold = due[i]!;

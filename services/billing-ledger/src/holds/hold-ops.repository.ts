@@ -1,13 +1,17 @@
 import type { AllowanceSpend, Hold, HoldOp, HoldSource, RequestLogFields } from "@meter/contracts";
 import type { Pool } from "pg";
+import type { KeyOrganizations } from "../keys/key-organizations";
 import type { Counter } from "prom-client";
 import { requestLogInsertCte } from "./request-log-entries";
 import { holdFromSql, type HoldSqlRow } from "./hold-record";
+import { OpOrganizations } from "./op-organizations";
 
 /** Billing's own op beside the contracts' HoldOp: the expiry sweep frees a hold nobody resolved. */
 export interface ExpireOp {
   op: "expire";
   hold_id: string;
+  /** The hold's organization, as the sweep read it. */
+  organization_id: string;
   reason: string;
 }
 
@@ -136,31 +140,63 @@ export interface HoldOpsMetrics {
 }
 
 /**
- * The one way hold operations reach the database: a batch, as it came, is one call of `apply_hold_ops`
- * (one round trip, one commit). A run that deadlocked runs again after a short random pause; a batch
+ * The one way hold operations reach the database. A batch is split by organization (OpOrganizations)
+ * and each organization's part is one call of `apply_hold_ops` (one round trip, one commit), the parts
+ * run at once and their results put back in the batch's order: no transaction touches two
+ * organizations (docs/scale.md). A run that deadlocked runs again after a short random pause; a part
  * that still fails, or that waited too long for a lock, is applied op by op, so one op that cannot be
  * applied never fails its neighbours (and they wait for a stuck lock once at most).
  */
 export class HoldOpsRepository {
+  private readonly organizations: OpOrganizations;
+
   constructor(
     private readonly pool: Pool,
     private readonly opts: HoldOpsOptions,
-  ) {}
+    keys: KeyOrganizations,
+  ) {
+    this.organizations = new OpOrganizations(pool, keys);
+  }
 
   /** One result per op, in order; an Error for an op the database did not apply (nothing of it was written). */
   async apply(ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+    let orgs: (string | null)[];
     try {
-      return await this.runWithRetries(ops);
+      orgs = await this.organizations.of(ops);
+    } catch (e) {
+      const reason = isUnavailable(e) ? "unavailable" : "error";
+      this.opts.metrics.failures.inc({ reason });
+      return ops.map(() => new HoldBatchNotApplied(reason, { cause: e }));
+    }
+    const parts = new Map<string | null, number[]>();
+    orgs.forEach((org, i) => parts.set(org, [...(parts.get(org) ?? []), i]));
+    const results: (HoldOpResult | Error)[] = new Array(ops.length);
+    await Promise.all(
+      [...parts].map(async ([org, at]) => {
+        const done = await this.applyPart(
+          org,
+          at.map((i) => ops[i]!),
+        );
+        done.forEach((r, j) => (results[at[j]!] = r));
+      }),
+    );
+    return results;
+  }
+
+  /** One organization's ops (org null: those whose organization billing could not tell). */
+  private async applyPart(org: string | null, ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+    try {
+      return await this.runWithRetries(org, ops);
     } catch (e) {
       if (ops.length === 1) return [asError(e)];
-      return Promise.all(ops.map((op) => this.runWithRetries([op]).then((r) => r[0]!, asError)));
+      return Promise.all(ops.map((op) => this.runWithRetries(org, [op]).then((r) => r[0]!, asError)));
     }
   }
 
-  private async runWithRetries(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
+  private async runWithRetries(org: string | null, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.run(ops);
+        return await this.run(org, ops);
       } catch (e) {
         const reason = TRANSIENT[sqlStateOf(e)] ?? (isUnavailable(e) ? "unavailable" : "error");
         this.opts.metrics.failures.inc({ reason });
@@ -174,16 +210,17 @@ export class HoldOpsRepository {
     }
   }
 
-  private async run(ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
+  private async run(org: string | null, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     this.opts.metrics.transactions.inc();
     // A command carrying its request's log fields writes the entry in this same statement (one commit).
     const logged = ops.some((op) => "log" in op && op.log !== undefined);
     const sql = logged
-      ? `WITH applied AS MATERIALIZED (SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)),
-         logged AS (${requestLogInsertCte("$1::jsonb", "applied")})
+      ? `WITH applied AS MATERIALIZED (SELECT * FROM ${APPLY}),
+         logged AS (${requestLogInsertCte("$2::jsonb", "applied")})
          SELECT * FROM applied ORDER BY ord`
-      : "SELECT * FROM apply_hold_ops($1::jsonb, $2, $3, $4, $5)";
+      : `SELECT * FROM ${APPLY}`;
     const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(sql, [
+      org,
       JSON.stringify(ops),
       this.opts.timezone,
       this.opts.lockTimeoutMs,
@@ -198,6 +235,9 @@ export class HoldOpsRepository {
     }));
   }
 }
+
+/** One organization's batch (the casts pick this release's function over the previous release's). */
+const APPLY = "apply_hold_ops($1::uuid, $2::jsonb, $3::text, $4::integer, $5::numeric, $6::timestamptz)";
 
 function sqlStateOf(e: unknown): string {
   return (e as { code?: unknown }).code === undefined ? "" : String((e as { code?: unknown }).code);

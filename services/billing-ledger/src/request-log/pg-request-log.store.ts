@@ -1,6 +1,7 @@
 import type { RefusalRecord, RequestLogEntry, RequestLogUsage } from "@meter/contracts";
 import { REFUSAL_ENTRIES_PER_KEY_HOUR, toMicrorub } from "@meter/contracts";
 import type { Pool } from "pg";
+import type { KeyOrganizations } from "../keys/key-organizations";
 import type { RequestLogFilterSearch, RequestLogSearch, RequestLogStore } from "./request-log.store";
 
 interface Row {
@@ -42,6 +43,7 @@ export class PgRequestLogStore implements RequestLogStore {
     private readonly pool: Pool,
     /** BUDGET_TIMEZONE: the budget day a refusal counts on in the daily figures. */
     private readonly timezone: string,
+    private readonly keys: KeyOrganizations,
   ) {}
 
   async search(q: RequestLogSearch): Promise<RequestLogEntry[]> {
@@ -69,13 +71,26 @@ export class PgRequestLogStore implements RequestLogStore {
     return rows.map(entryOf);
   }
 
+  /** One transaction per organization (docs/scale.md), at once; a key billing does not have is dropped. */
   async recordRefusals(refusals: readonly RefusalRecord[]): Promise<number> {
-    const { rows } = await this.pool.query<{ n: number }>("SELECT request_log_record_refusals($1::jsonb, $2, $3) AS n", [
-      JSON.stringify(refusals),
-      REFUSAL_ENTRIES_PER_KEY_HOUR,
-      this.timezone,
-    ]);
-    return rows[0]!.n;
+    const orgs = await this.keys.of(refusals.map((r) => r.key_id));
+    const parts = new Map<string, RefusalRecord[]>();
+    for (const r of refusals) {
+      const org = orgs.get(r.key_id.toLowerCase());
+      if (org !== undefined) parts.set(org, [...(parts.get(org) ?? []), r]);
+    }
+    const counts = await Promise.all(
+      [...parts].map(async ([org, part]) => {
+        const { rows } = await this.pool.query<{ n: number }>("SELECT request_log_record_refusals($1::uuid, $2::jsonb, $3, $4) AS n", [
+          org,
+          JSON.stringify(part),
+          REFUSAL_ENTRIES_PER_KEY_HOUR,
+          this.timezone,
+        ]);
+        return rows[0]!.n;
+      }),
+    );
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   async purgeBefore(cutoff: Date, batch: number): Promise<number> {
