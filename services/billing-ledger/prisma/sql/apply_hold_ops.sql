@@ -75,8 +75,13 @@ DECLARE
 BEGIN
   PERFORM hold_ops_lock(p_org, p_ops, p_lock_timeout_ms);
   -- The batch's plain requests on allowances at once; the loop takes every other op (allowance_spend_batch.sql).
-  SELECT array_agg(b.o_n ORDER BY b.o_n), array_agg(b.o_hold ORDER BY b.o_n) INTO v_batch_n, v_batch_holds
-  FROM allowance_spend_batch(p_org, p_ops, v_now, v_day) b;
+  -- That pass costs about as much as six requests op by op (docs/benchmarks.md, "Issue 47"): a batch with
+  -- fewer than meter.allowance_batch_min (8; tests set 1 to take the pass always) goes op by op.
+  IF (SELECT count(*) FROM jsonb_array_elements(p_ops) e WHERE e ->> 'op' IN ('settle', 'release') AND e ? 'allowance')
+     >= COALESCE(NULLIF(current_setting('meter.allowance_batch_min', true), '')::int, 8) THEN
+    SELECT array_agg(b.o_n ORDER BY b.o_n), array_agg(b.o_hold ORDER BY b.o_n) INTO v_batch_n, v_batch_holds
+    FROM allowance_spend_batch(p_org, p_ops, v_now, v_day) b;
+  END IF;
 
   FOR it IN
     SELECT * FROM ROWS FROM (
