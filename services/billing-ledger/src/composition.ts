@@ -55,6 +55,8 @@ export interface BillingServicesOptions {
   allowances?: { maxShare: number; retryAfterS: number };
   /** Runs of one hold batch in all, after deadlocks or lock timeouts. */
   holdAttempts?: number;
+  /** HOLD_BATCH_TRANSACTIONS ("batch" by default). */
+  holdBatchTransactions?: "batch" | "organization";
   /** UPSTREAM_KEY_ENV_PATTERN. */
   upstreamKeyEnvPattern?: RegExp;
   /** Tests set the time of hold operations and budget reads (to cross midnight); otherwise the database's now(). */
@@ -81,6 +83,7 @@ export function createBillingServices(database: BillingDatabase, opts: BillingSe
       allowanceMaxShare: opts.allowances?.maxShare ?? 0.25,
       allowanceRetryAfterS: opts.allowances?.retryAfterS ?? 5,
       attempts: opts.holdAttempts ?? 3,
+      perOrganization: opts.holdBatchTransactions === "organization",
       clock: opts.clock,
       metrics: {
         transactions: opts.metrics.counter("billing_hold_transactions_total", "Transactions of hold operations (one apply_hold_ops call each)"),
@@ -160,6 +163,7 @@ export async function compose(config: BillingConfig, overrides: BillingOverrides
     timezone: config.BUDGET_TIMEZONE,
     metrics,
     lockTimeoutMs: config.HOLD_LOCK_TIMEOUT_MS,
+    holdBatchTransactions: config.HOLD_BATCH_TRANSACTIONS,
     allowances: { maxShare: config.ALLOWANCE_MAX_SHARE, retryAfterS: config.ALLOWANCE_RETRY_AFTER_S },
     upstreamKeyEnvPattern: config.UPSTREAM_KEY_ENV_PATTERN,
     webhooks: { httpsOnly: config.NODE_ENV === "production", allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_ADDRESSES },

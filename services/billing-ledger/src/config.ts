@@ -36,6 +36,12 @@ export const BillingConfig = CommonConfig.extend({
   /** The longest a batch of hold operations waits for one row lock; then it goes on op by op, and a lone op is tried once more, then refused. */
   HOLD_LOCK_TIMEOUT_MS: env.int(1_000, { min: 10 }),
   /**
+   * How a hold batch is committed (docs/scale.md): "batch", one transaction for the whole batch, split
+   * by organization inside it (one PostgreSQL: the fastest); "organization", one transaction per
+   * organization of the batch, as a database distributed by organization (Citus) needs.
+   */
+  HOLD_BATCH_TRANSACTIONS: z.enum(["batch", "organization"]).default("batch"),
+  /**
    * Allowances (docs/api.md): one grant takes at most this fraction of what the key's daily budget and
    * its organization's available balance have left, so near a limit requests take per-request holds.
    */

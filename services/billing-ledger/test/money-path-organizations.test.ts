@@ -11,7 +11,8 @@ import { placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from
  * distributed by organization while billing takes mixed batches from many organizations the ways its
  * holders send them (placements, grants, requests on allowances, closes, settlements, releases, a
  * tombstone, an unknown hold, a replay), its expiry sweep frees a hold, an operator credits and the
- * gateway's refusals arrive; then no transaction may have written two organizations' rows.
+ * gateway's refusals arrive; then no transaction may have written two organizations' rows. Billing runs
+ * with HOLD_BATCH_TRANSACTIONS=organization, as on Citus (one PostgreSQL commits a batch at once).
  */
 const DISTRIBUTED: Record<string, string> = {
   organizations: "id",
@@ -33,7 +34,7 @@ const GATEWAY: Identity = { kind: "service", service: "gateway" };
 
 let h: BillingHarness;
 beforeAll(async () => {
-  h = await startBilling();
+  h = await startBilling({ env: { HOLD_BATCH_TRANSACTIONS: "organization" } });
   await h.db.$executeRawUnsafe(`CREATE TABLE test_txn_writes (txid bigint NOT NULL, organization_id uuid, tbl text NOT NULL)`);
   for (const [table, column] of Object.entries(DISTRIBUTED)) {
     await h.db.$executeRawUnsafe(`

@@ -146,10 +146,12 @@ BEGIN
   END LOOP;
 END $$;
 
--- The previous release's call, without the organization: 1.1.0's billing-ledger pods, which run on this
--- release's functions while an upgrade or a rollback by pods has them beside it (docs/deploy.md). It
--- splits the batch by organization as this release's caller does, but runs the parts in its one
--- transaction, in organization order. Goes once no 1.1.0 pod can run.
+-- The whole batch in one transaction (HOLD_BATCH_TRANSACTIONS=batch, the default on one PostgreSQL; and
+-- the previous release's call: 1.1.0's billing-ledger pods run on these functions during an upgrade or
+-- a rollback by pods, docs/deploy.md). It splits the batch by organization as
+-- services/billing-ledger/src/holds/op-organizations.ts does (the organization an op names, its key's,
+-- that of a placement or grant of its hold earlier in the batch, its hold's) and runs the parts one
+-- after another, in organization order, in its one transaction: one commit for the batch.
 CREATE OR REPLACE FUNCTION apply_hold_ops(p_ops jsonb, p_tz text, p_lock_timeout_ms integer, p_allowance_max_share numeric,
                                           p_now timestamptz DEFAULT NULL)
 RETURNS TABLE (
@@ -160,17 +162,25 @@ RETURNS TABLE (
 )
 LANGUAGE sql AS $$
   WITH ops AS (
-    SELECT x.n, x.o,
-           CASE WHEN x.o ->> 'op' IN ('place', 'grant', 'recover') THEN x.o ->> 'key_id' ELSE x.o -> 'allowance' ->> 'key_id' END AS key_text
+    SELECT x.n, x.o, x.o ->> 'op' IN ('place', 'grant', 'recover') AS makes,
+           CASE WHEN x.o ->> 'op' IN ('place', 'grant', 'recover') THEN x.o ->> 'key_id' ELSE x.o -> 'allowance' ->> 'key_id' END AS key_text,
+           lower(COALESCE(x.o -> 'allowance' ->> 'allowance_id', x.o ->> 'hold_id')) AS hold_text
     FROM jsonb_array_elements(p_ops) WITH ORDINALITY AS x(o, n)
   ),
-  owned AS (
-    SELECT o.n, o.o,
+  direct AS (
+    SELECT o.n, o.o, o.makes, o.hold_text,
            COALESCE((o.o ->> 'organization_id')::uuid,
                     (SELECT k.organization_id FROM api_keys k
-                     WHERE o.key_text ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND k.id = o.key_text::uuid),
-                    (SELECT h.organization_id FROM holds h WHERE h.id = (o.o ->> 'hold_id')::uuid)) AS org
+                     WHERE o.key_text ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND k.id = o.key_text::uuid)) AS org
     FROM ops o
+  ),
+  owned AS (
+    SELECT d.n, d.o,
+           COALESCE(d.org,
+                    (SELECT m.org FROM direct m WHERE m.makes AND m.org IS NOT NULL AND lower(m.o ->> 'hold_id') = d.hold_text LIMIT 1),
+                    (SELECT h.organization_id FROM holds h
+                     WHERE d.hold_text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND h.id = d.hold_text::uuid)) AS org
+    FROM direct d
   ),
   parts AS MATERIALIZED (
     SELECT w.org, jsonb_agg(w.o ORDER BY w.n) AS ops, array_agg(w.n ORDER BY w.n) AS ns

@@ -121,6 +121,11 @@ export interface HoldOpsOptions {
   timezone: string;
   /** The longest wait for a row lock before a batch fails and is retried. */
   lockTimeoutMs: number;
+  /**
+   * HOLD_BATCH_TRANSACTIONS=organization: one transaction per organization of a batch (Citus); otherwise
+   * the batch is one transaction that splits it by organization inside (one PostgreSQL).
+   */
+  perOrganization?: boolean;
   /** Runs of one batch in all, after a deadlock or lock timeout. */
   attempts: number;
   /** ALLOWANCE_MAX_SHARE: the largest fraction of what a key and its organization have left one grant may take. */
@@ -160,6 +165,7 @@ export class HoldOpsRepository {
 
   /** One result per op, in order; an Error for an op the database did not apply (nothing of it was written). */
   async apply(ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+    if (!this.opts.perOrganization) return this.applyPart(WHOLE, ops);
     let orgs: (string | null)[];
     try {
       orgs = await this.organizations.of(ops);
@@ -183,8 +189,8 @@ export class HoldOpsRepository {
     return results;
   }
 
-  /** One organization's ops (org null: those whose organization billing could not tell). */
-  private async applyPart(org: string | null, ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
+  /** One organization's ops (org null: those whose organization billing could not tell), or WHOLE. */
+  private async applyPart(org: Part, ops: readonly LedgerOp[]): Promise<(HoldOpResult | Error)[]> {
     try {
       return await this.runWithRetries(org, ops);
     } catch (e) {
@@ -193,7 +199,7 @@ export class HoldOpsRepository {
     }
   }
 
-  private async runWithRetries(org: string | null, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
+  private async runWithRetries(org: Part, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.run(org, ops);
@@ -210,17 +216,22 @@ export class HoldOpsRepository {
     }
   }
 
-  private async run(org: string | null, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
+  private async run(org: Part, ops: readonly LedgerOp[]): Promise<HoldOpResult[]> {
     this.opts.metrics.transactions.inc();
     // A command carrying its request's log fields writes the entry in this same statement (one commit).
     const logged = ops.some((op) => "log" in op && op.log !== undefined);
+    const whole = org === WHOLE;
+    // The casts pick the function: the whole batch (split by organization in SQL) or one organization's.
+    const apply = whole
+      ? "apply_hold_ops($1::jsonb, $2::text, $3::integer, $4::numeric, $5::timestamptz)"
+      : "apply_hold_ops($1::uuid, $2::jsonb, $3::text, $4::integer, $5::numeric, $6::timestamptz)";
     const sql = logged
-      ? `WITH applied AS MATERIALIZED (SELECT * FROM ${APPLY}),
-         logged AS (${requestLogInsertCte("$2::jsonb", "applied")})
+      ? `WITH applied AS MATERIALIZED (SELECT * FROM ${apply}),
+         logged AS (${requestLogInsertCte(whole ? "$1::jsonb" : "$2::jsonb", "applied")})
          SELECT * FROM applied ORDER BY ord`
-      : `SELECT * FROM ${APPLY}`;
+      : `SELECT * FROM ${apply} ORDER BY ord`;
     const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(sql, [
-      org,
+      ...(whole ? [] : [org]),
       JSON.stringify(ops),
       this.opts.timezone,
       this.opts.lockTimeoutMs,
@@ -236,8 +247,9 @@ export class HoldOpsRepository {
   }
 }
 
-/** One organization's batch (the casts pick this release's function over the previous release's). */
-const APPLY = "apply_hold_ops($1::uuid, $2::jsonb, $3::text, $4::integer, $5::numeric, $6::timestamptz)";
+/** A batch as one transaction, split by organization inside it (HOLD_BATCH_TRANSACTIONS=batch). */
+const WHOLE = Symbol("whole batch");
+type Part = string | null | typeof WHOLE;
 
 function sqlStateOf(e: unknown): string {
   return (e as { code?: unknown }).code === undefined ? "" : String((e as { code?: unknown }).code);
