@@ -85,7 +85,7 @@ describe("account cabinet", () => {
     expect(created.body.key.startsWith(created.body.prefix)).toBe(true);
     const read = await h.call("GET", `/admin/v1/keys/${created.body.id}`).expect(200);
     expect(read.body.key).toBeUndefined();
-    const stored = await h.db.apiKey.findUniqueOrThrow({ where: { id: created.body.id } });
+    const stored = await h.db.apiKey.findFirstOrThrow({ where: { id: created.body.id } });
     expect(JSON.stringify(stored, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v))).not.toContain(created.body.key);
     expect(stored.keyHash).toMatch(/^[0-9a-f]{64}$/);
 

@@ -269,7 +269,7 @@ test("a member manages the endpoints of the organization chosen in the cabinet, 
   }
 
   // An expired key's event reaches the member's endpoint and shows as a notice.
-  await h.db.apiKey.update({ where: { id: mine.keyId }, data: { expiresAt: new Date(Date.now() - 1_000) } });
+  await h.db.apiKey.updateMany({ where: { id: mine.keyId }, data: { expiresAt: new Date(Date.now() - 1_000) } });
   const expired = () => receiver.received.filter((r) => r.body.includes(mine.keyId) && r.body.includes("key.expired"));
   await until(() => expired().length >= 1, 10_000, "the key.expired event");
   expect(verifies(created.body.secret, expired()[0]!)).toBe(true);

@@ -179,7 +179,8 @@ LANGUAGE sql AS $$
            COALESCE(d.org,
                     (SELECT m.org FROM direct m WHERE m.makes AND m.org IS NOT NULL AND lower(m.o ->> 'hold_id') = d.hold_text LIMIT 1),
                     (SELECT h.organization_id FROM holds h
-                     WHERE d.hold_text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND h.id = d.hold_text::uuid)) AS org
+                     WHERE d.hold_text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND h.id = d.hold_text::uuid
+                     ORDER BY h.created_at LIMIT 1)) AS org
     FROM direct d
   ),
   parts AS MATERIALIZED (

@@ -18,7 +18,7 @@ BEGIN
                              'timestamp', to_char(v_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                              'data', p_data)::text,
           v_now)
-  ON CONFLICT (dedupe_key) DO NOTHING;
+  ON CONFLICT (organization_id, dedupe_key) DO NOTHING;
   IF NOT FOUND THEN
     RETURN NULL;
   END IF;

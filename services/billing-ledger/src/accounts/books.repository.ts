@@ -41,8 +41,8 @@ export class BooksRepository {
         count(l.id) FILTER (WHERE l.kind = 'hold') AS placed,
         count(l.id) FILTER (WHERE l.kind IN ('settle', 'release', 'expire')) AS resolutions,
         (h.key_id IS NULL) AS tombstone
-      FROM holds h LEFT JOIN ledger_entries l ON l.hold_id = h.id
-      GROUP BY h.id
+      FROM holds h LEFT JOIN ledger_entries l ON l.organization_id = h.organization_id AND l.hold_id = h.id
+      GROUP BY h.organization_id, h.id
       HAVING
         (h.key_id IS NULL AND count(l.id) > 0)
         OR (h.key_id IS NOT NULL AND count(l.id) FILTER (WHERE l.kind = 'hold') <> 1)
@@ -61,7 +61,7 @@ export class BooksRepository {
       SELECT * FROM (
         SELECT l.id, l.hold_id, l.kind::text AS kind, l.amount,
           CASE l.kind WHEN 'settle' THEN h.settled WHEN 'hold' THEN h.amount ELSE hold_reserves(h) END AS expected
-        FROM ledger_entries l JOIN holds h ON h.id = l.hold_id
+        FROM ledger_entries l JOIN holds h ON h.organization_id = l.organization_id AND h.id = l.hold_id
         WHERE l.kind IN ('hold', 'settle', 'release', 'expire')
       ) e
       WHERE e.amount IS DISTINCT FROM e.expected
@@ -78,8 +78,9 @@ export class BooksRepository {
       SELECT a.id, a.kind::text AS kind, a.status::text AS status, a.consumed, a.closing_used,
         COALESCE(r.estimates, 0)::bigint AS requests
       FROM holds a
-      LEFT JOIN (SELECT allowance_id, sum(amount) AS estimates FROM holds WHERE allowance_id IS NOT NULL GROUP BY allowance_id) r
-        ON r.allowance_id = a.id
+      LEFT JOIN (SELECT organization_id, allowance_id, sum(amount) AS estimates FROM holds WHERE allowance_id IS NOT NULL
+                 GROUP BY organization_id, allowance_id) r
+        ON r.organization_id = a.organization_id AND r.allowance_id = a.id
       WHERE (a.kind = 'allowance' OR r.allowance_id IS NOT NULL)
         AND (a.kind <> 'allowance' OR a.consumed <> COALESCE(r.estimates, 0)
              OR (a.status = 'released' AND a.closing_used IS NOT NULL AND a.consumed <> a.closing_used))

@@ -20,7 +20,10 @@ export class CreditRepository {
           const existing = await tx.credit.findUnique({ where: { organizationId_reference: { organizationId, reference } } });
           if (existing) {
             if (existing.amount !== amount) return { outcome: "reference_reused" };
-            return { outcome: "replayed", entry: await tx.ledgerEntry.findUniqueOrThrow({ where: { id: existing.ledgerEntryId } }) };
+            return {
+              outcome: "replayed",
+              entry: await tx.ledgerEntry.findUniqueOrThrow({ where: { organizationId_id: { organizationId, id: existing.ledgerEntryId } } }),
+            };
           }
           const rows = await tx.$queryRaw<{ balance: bigint; reserved: bigint }[]>`
             UPDATE organizations SET balance = balance + ${amount}, owes = owes AND balance + ${amount} < reserved

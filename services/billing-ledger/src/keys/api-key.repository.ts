@@ -52,14 +52,14 @@ export class ApiKeyRepository {
   }
 
   async find(id: string): Promise<ApiKey | undefined> {
-    return (await this.db.apiKey.findUnique({ where: { id } })) ?? undefined;
+    return (await this.db.apiKey.findFirst({ where: { id } })) ?? undefined;
   }
 
   /** Through the key-hash table, then the key in its organization; a key made by a release without that table by its own column. */
   async findByHash(keyHash: string): Promise<ApiKey | undefined> {
     const ref = await this.db.apiKeyHash.findUnique({ where: { keyHash } });
     if (ref) return (await this.db.apiKey.findFirst({ where: { organizationId: ref.organizationId, id: ref.keyId } })) ?? undefined;
-    return (await this.db.apiKey.findUnique({ where: { keyHash } })) ?? undefined;
+    return (await this.db.apiKey.findFirst({ where: { keyHash } })) ?? undefined;
   }
 
   /** Newest first. */
@@ -79,9 +79,12 @@ export class ApiKeyRepository {
    */
   async revoke(id: string, at: Date): Promise<ApiKey | undefined> {
     return this.db.$transaction(async (tx) => {
-      const row = await tx.apiKey.findUnique({ where: { id } });
+      const row = await tx.apiKey.findFirst({ where: { id } });
       if (!row || row.status === "revoked") return row ?? undefined;
-      const updated = await tx.apiKey.update({ where: { id }, data: { status: "revoked", revokedAt: at } });
+      const updated = await tx.apiKey.update({
+        where: { organizationId_id: { organizationId: row.organizationId, id } },
+        data: { status: "revoked", revokedAt: at },
+      });
       await writeOutboxMessage(tx, "billing.key.revoked", { version: "v1", key_id: id });
       // The organization's key.revoked event (docs/api.md, "Webhooks"), in the same transaction.
       const data = { organization_id: updated.organizationId, key_id: id, key_name: updated.name, revoked_at: at.toISOString() };
@@ -103,12 +106,12 @@ export class ApiKeyRepository {
     now: Date,
   ): Promise<{ row: ApiKey; budgetBefore: bigint; allowances: OpenAllowance[] } | "not_active" | undefined> {
     return this.db.$transaction(async (tx) => {
-      const [locked] = await tx.$queryRaw<{ status: string; expires_at: Date | null; daily_budget: bigint }[]>`
-        SELECT status::text AS status, expires_at, daily_budget FROM api_keys WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
+      const [locked] = await tx.$queryRaw<{ organization_id: string; status: string; expires_at: Date | null; daily_budget: bigint }[]>`
+        SELECT organization_id, status::text AS status, expires_at, daily_budget FROM api_keys WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
       if (!locked) return undefined;
       if (locked.status !== "active" || (locked.expires_at !== null && locked.expires_at <= now)) return "not_active";
       const row = await tx.apiKey.update({
-        where: { id },
+        where: { organizationId_id: { organizationId: locked.organization_id, id } },
         data: {
           ...(changes.name !== undefined ? { name: changes.name } : {}),
           ...(changes.dailyBudget !== undefined ? { dailyBudget: changes.dailyBudget } : {}),

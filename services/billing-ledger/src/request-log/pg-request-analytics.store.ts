@@ -244,7 +244,7 @@ export class PgRequestAnalyticsStore implements RequestAnalyticsStore {
     const { rows } = await this.pool.query<FigureRow & { bucket: string; grp: string | null; key_name: string | null }>(
       `SELECT b.*, ${q.groupBy === "key" ? "k.name" : "NULL::text"} AS key_name
        FROM (SELECT ${bucket} AS bucket, ${group}::text AS grp, ${FIGURE_SUMS} FROM (${source}) s GROUP BY 1, 2) b
-       ${q.groupBy === "key" ? "LEFT JOIN api_keys k ON k.id = b.grp::uuid" : ""}
+       ${q.groupBy === "key" ? `LEFT JOIN api_keys k ON k.id = b.grp::uuid${q.organizationId ? ` AND k.organization_id = ${p.add(q.organizationId)}` : ""}` : ""}
        ORDER BY b.bucket, b.grp`,
       p.values,
     );
