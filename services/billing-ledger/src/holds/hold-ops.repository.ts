@@ -145,12 +145,13 @@ export interface HoldOpsMetrics {
 }
 
 /**
- * The one way hold operations reach the database. A batch is split by organization (OpOrganizations)
- * and each organization's part is one call of `apply_hold_ops` (one round trip, one commit), the parts
- * run at once and their results put back in the batch's order: no transaction touches two
- * organizations (docs/scale.md). A run that deadlocked runs again after a short random pause; a part
- * that still fails, or that waited too long for a lock, is applied op by op, so one op that cannot be
- * applied never fails its neighbours (and they wait for a stuck lock once at most).
+ * The one way hold operations reach the database. A batch is split by organization: by default inside
+ * one call of the five-argument `apply_hold_ops` (one round trip, one commit); with perOrganization
+ * here (OpOrganizations), each organization's part one call of `apply_hold_ops(org, ...)` (its own
+ * commit), the parts run at once and their results put back in the batch's order, so no transaction
+ * touches two organizations (docs/scale.md). A run that deadlocked runs again after a short random
+ * pause; a part that still fails, or that waited too long for a lock, is applied op by op, so one op
+ * that cannot be applied never fails its neighbours (and they wait for a stuck lock once at most).
  */
 export class HoldOpsRepository {
   private readonly organizations: OpOrganizations;
