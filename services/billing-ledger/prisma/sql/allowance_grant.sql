@@ -49,5 +49,6 @@ BEGIN
                             p_source, p_owner_ref, p_now, (p_day + 1)::timestamp AT TIME ZONE p_tz);
   o_hold := v_reserve.o_hold;
   -- exists: a release of this id committed after the check above; it wins, this grants nothing.
-  o_outcome := CASE WHEN v_reserve.o_reserved THEN 'granted' ELSE 'exists' END;
+  -- id_reused: another organization holds the id.
+  o_outcome := CASE WHEN v_reserve.o_reserved THEN 'granted' WHEN o_hold.id IS NULL THEN 'id_reused' ELSE 'exists' END;
 END $$;

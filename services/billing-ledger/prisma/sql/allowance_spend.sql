@@ -8,8 +8,9 @@
 --
 -- The last request of an allowance its holder closed (allowance_close) returns the allowance's rest.
 -- Outcomes: settled | released | already | conflict | exceeds_hold | not_found | foreign (not_found:
--- billing never granted that allowance; conflict: it is not active, or the estimate does not fit it).
--- p_org is the batch's organization: only its rows are read and written.
+-- billing never granted that allowance; conflict: it is not active, or the estimate does not fit it, or
+-- another organization holds the request's id). p_org is the batch's organization: only its rows are
+-- read and written.
 DROP FUNCTION IF EXISTS allowance_spend(text, uuid, jsonb, bigint, text, text, timestamptz, date);
 CREATE OR REPLACE FUNCTION allowance_spend(p_org uuid, p_op text, p_hold_id uuid, p_allowance jsonb, p_amount bigint, p_reason text,
                                            p_source text, p_now timestamptz, p_day date,
@@ -63,7 +64,13 @@ BEGIN
           CASE WHEN p_op = 'settle' THEN 'settled'::hold_status ELSE 'released'::hold_status END,
           'request', v_spend_id, p_allowance ->> 'operation', p_allowance ->> 'model', v_allow.source,
           p_allowance ->> 'owner_ref', CASE WHEN p_op = 'settle' THEN p_day END, p_reason, p_now, p_now)
+  ON CONFLICT DO NOTHING
   RETURNING * INTO o_hold;
+  IF NOT FOUND THEN
+    -- The id is another organization's: nothing moves.
+    o_outcome := 'conflict';
+    RETURN;
+  END IF;
   UPDATE holds h SET consumed = h.consumed + v_estimate WHERE h.organization_id = p_org AND h.id = v_spend_id RETURNING * INTO v_allow;
   UPDATE api_keys k SET reserved = k.reserved - v_estimate WHERE k.organization_id = p_org AND k.id = v_allow.key_id;
   IF v_cost > 0 THEN

@@ -150,7 +150,7 @@ END $$;
 -- the previous release's call: 1.1.0's billing-ledger pods run on these functions during an upgrade or
 -- a rollback by pods, docs/deploy.md). It splits the batch by organization as
 -- services/billing-ledger/src/holds/op-organizations.ts does (the organization an op names, its key's,
--- that of a placement or grant of its hold earlier in the batch, its hold's) and runs the parts one
+-- that of an op earlier in the batch that makes its hold, its hold's) and runs the parts one
 -- after another, in organization order, in its one transaction: one commit for the batch.
 CREATE OR REPLACE FUNCTION apply_hold_ops(p_ops jsonb, p_tz text, p_lock_timeout_ms integer, p_allowance_max_share numeric,
                                           p_now timestamptz DEFAULT NULL)
@@ -162,7 +162,7 @@ RETURNS TABLE (
 )
 LANGUAGE sql AS $$
   WITH ops AS (
-    SELECT x.n, x.o, x.o ->> 'op' IN ('place', 'grant', 'recover') AS makes,
+    SELECT x.n, x.o, x.o ->> 'op' IN ('place', 'grant', 'recover') OR x.o ? 'allowance' AS makes,
            CASE WHEN x.o ->> 'op' IN ('place', 'grant', 'recover') THEN x.o ->> 'key_id' ELSE x.o -> 'allowance' ->> 'key_id' END AS key_text,
            lower(COALESCE(x.o -> 'allowance' ->> 'allowance_id', x.o ->> 'hold_id')) AS hold_text
     FROM jsonb_array_elements(p_ops) WITH ORDINALITY AS x(o, n)
@@ -177,7 +177,8 @@ LANGUAGE sql AS $$
   owned AS (
     SELECT d.n, d.o,
            COALESCE(d.org,
-                    (SELECT m.org FROM direct m WHERE m.makes AND m.org IS NOT NULL AND lower(m.o ->> 'hold_id') = d.hold_text LIMIT 1),
+                    (SELECT m.org FROM direct m
+                     WHERE m.n < d.n AND m.makes AND m.org IS NOT NULL AND lower(m.o ->> 'hold_id') = d.hold_text LIMIT 1),
                     (SELECT h.organization_id FROM holds h
                      WHERE d.hold_text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' AND h.id = d.hold_text::uuid
                      ORDER BY h.created_at LIMIT 1)) AS org

@@ -3,8 +3,8 @@
 -- reservation (the key, the kind, and the amount where p_amount is given: a grant may have been given less
 -- than it asked); a release's tombstone (no key) is returned as it is, so a placement or grant
 -- that arrives after its caller gave up reserves nothing. Another service's tombstone does not speak for
--- this caller's id (docs/api.md, "Holds belong to their source"). Only p_org's holds are read: a hold
--- id is unique within its organization (docs/scale.md).
+-- this caller's id (docs/api.md, "Holds belong to their source"). Only p_org's holds are read: an id
+-- another organization holds is hold_reserve's to find (its insert conflicts).
 DROP FUNCTION IF EXISTS hold_existing(uuid, uuid, text, hold_kind, bigint);
 CREATE OR REPLACE FUNCTION hold_existing(p_org uuid, p_hold_id uuid, p_key_id uuid, p_source text, p_kind hold_kind, p_amount bigint,
                                          OUT o_outcome text, OUT o_hold holds)

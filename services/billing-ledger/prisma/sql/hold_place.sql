@@ -40,7 +40,8 @@ BEGIN
                               p_source, p_owner_ref, p_now, NULL);
     o_hold := v_reserve.o_hold;
     -- exists: a release of this id committed after the check above; it wins, this places nothing.
-    o_outcome := CASE WHEN v_reserve.o_reserved THEN 'placed' ELSE 'exists' END;
+    -- id_reused: another organization holds the id.
+    o_outcome := CASE WHEN v_reserve.o_reserved THEN 'placed' WHEN o_hold.id IS NULL THEN 'id_reused' ELSE 'exists' END;
     RETURN;
   END IF;
 

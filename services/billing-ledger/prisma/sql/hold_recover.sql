@@ -15,7 +15,7 @@
 -- Outcomes: recovered | already (recovered before, with the same charge) | conflict (billing has the
 -- hold otherwise: it stands) | invalid_key (the key is not the organization's) | exceeds_allowance (the
 -- allowance's signed amount does not cover it: nothing moves). p_organization_id is the batch's
--- organization: only its rows are read and written.
+-- organization: only its rows are read and written (an id another organization holds is a conflict).
 DROP FUNCTION IF EXISTS hold_recover(uuid, uuid, uuid, bigint, bigint, text, text, text, text, timestamptz, text);
 CREATE OR REPLACE FUNCTION hold_recover(p_hold_id uuid, p_key_id uuid, p_organization_id uuid, p_amount bigint, p_settled bigint,
                                         p_operation text, p_model text, p_source text, p_owner_ref text,
@@ -51,7 +51,12 @@ BEGIN
   VALUES (p_hold_id, p_organization_id, p_key_id, p_amount, p_settled, 'settled', p_operation,
           p_model, p_source, p_owner_ref, (p_settled_at AT TIME ZONE p_tz)::date,
           'recovered from its owner''s final record', p_settled_at, p_settled_at, p_allowance_id)
+  ON CONFLICT DO NOTHING
   RETURNING * INTO o_hold;
+  IF NOT FOUND THEN
+    o_outcome := 'conflict';
+    RETURN;
+  END IF;
   IF p_settled > 0 THEN
     INSERT INTO key_daily_usage AS u (organization_id, key_id, day, spent) VALUES (p_organization_id, p_key_id, o_hold.budget_day, p_settled)
     ON CONFLICT (organization_id, key_id, day) DO UPDATE SET spent = u.spent + EXCLUDED.spent;

@@ -10,7 +10,8 @@
 -- conflict (allowance_spend). An allowance is never settled itself: its requests are.
 -- p_org is the batch's organization: only its holds are read and written. A release of an id billing
 -- never saw is recorded (a tombstone: no key) under it; without one (an op whose organization billing
--- could not tell) or with an organization billing does not have, it is not_found.
+-- could not tell), with an organization billing does not have, or for an id another organization holds,
+-- it is not_found.
 -- Outcomes: settled | released | released_unplaced | expired | closing | already | conflict |
 -- exceeds_hold | not_found | foreign.
 DROP FUNCTION IF EXISTS hold_resolve(text, uuid, bigint, text, bigint, text, timestamptz, date);
@@ -30,7 +31,7 @@ BEGIN
     -- a late placement or grant finds it taken. If a placement commits first, release that hold instead.
     INSERT INTO holds (id, organization_id, amount, status, source, reason, created_at, resolved_at)
     SELECT p_hold_id, o.id, 0, 'released', p_source, p_reason, p_now, p_now FROM organizations o WHERE o.id = p_org
-    ON CONFLICT (organization_id, id) DO NOTHING
+    ON CONFLICT DO NOTHING
     RETURNING * INTO o_hold;
     IF FOUND THEN
       o_outcome := 'released_unplaced';

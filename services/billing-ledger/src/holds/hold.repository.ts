@@ -15,8 +15,7 @@ export class HoldRepository {
   constructor(private readonly db: Db) {}
 
   async find(id: string): Promise<Hold | undefined> {
-    // An id is unique within its organization (docs/scale.md); holders make them random, so one is found.
-    const h = await this.db.hold.findFirst({ where: { id }, orderBy: { createdAt: "asc" } });
+    const h = await this.db.hold.findUnique({ where: { id } });
     return h ? holdFromModel(h) : undefined;
   }
 

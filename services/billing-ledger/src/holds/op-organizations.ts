@@ -20,11 +20,20 @@ export class OpOrganizations {
     const keyOf = ops.map((op) => (named(op) ? undefined : opKey(op)));
     const keys = await this.keys.of(keyOf.filter((k): k is string => k !== undefined));
     const orgs = ops.map((op, i) => named(op) ?? (keyOf[i] === undefined ? undefined : keys.get(keyOf[i]!)));
-    // A hold placed or granted by the batch itself: its settle or release in the same batch is its organization's.
-    const placedHere = new Map(ops.flatMap((op, i) => (isNew(op) && orgs[i] !== undefined ? [[op.hold_id.toLowerCase(), orgs[i]!] as const] : [])));
-    const unknown = ops.flatMap((op, i) => (orgs[i] === undefined && !placedHere.has(holdOf(op)) ? [holdOf(op)] : []));
+    // A hold an earlier op of the batch makes (a placement, a grant, a request's command on an
+    // allowance): a later op on it is that op's organization's.
+    const madeHere = new Map<string, { at: number; org: string }>();
+    ops.forEach((op, i) => {
+      const id = op.hold_id.toLowerCase();
+      if (makes(op) && orgs[i] !== undefined && !madeHere.has(id)) madeHere.set(id, { at: i, org: orgs[i]! });
+    });
+    const earlier = (op: LedgerOp, i: number) => {
+      const made = madeHere.get(holdOf(op));
+      return made !== undefined && made.at < i ? made.org : undefined;
+    };
+    const unknown = ops.flatMap((op, i) => (orgs[i] === undefined && earlier(op, i) === undefined ? [holdOf(op)] : []));
     const holds = await this.holdOrganizations(unknown);
-    return ops.map((op, i) => orgs[i] ?? placedHere.get(holdOf(op)) ?? holds.get(holdOf(op)) ?? null);
+    return ops.map((op, i) => orgs[i] ?? earlier(op, i) ?? holds.get(holdOf(op)) ?? null);
   }
 
   private async holdOrganizations(holdIds: readonly string[]): Promise<Map<string, string>> {
@@ -47,9 +56,9 @@ function opKey(op: LedgerOp): string | undefined {
   return typeof key === "string" && UUID.test(key) ? key.toLowerCase() : undefined;
 }
 
-/** An op that makes its hold: a placement, a grant, a recovery. */
-function isNew(op: LedgerOp): boolean {
-  return op.op === "place" || op.op === "grant" || op.op === "recover";
+/** An op that makes its hold: a placement, a grant, a recovery, a request's command on an allowance. */
+function makes(op: LedgerOp): boolean {
+  return op.op === "place" || op.op === "grant" || op.op === "recover" || ("allowance" in op && op.allowance !== undefined);
 }
 
 /** The hold whose organization an op is in, when nothing else tells: its allowance's, or its own. */

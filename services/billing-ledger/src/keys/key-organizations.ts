@@ -17,12 +17,14 @@ export class KeyOrganizations {
   /** Each key's organization (lower-case ids); a key billing does not have is absent. */
   async of(keyIds: readonly string[]): Promise<Map<string, string>> {
     const ids = [...new Set(keyIds.map((id) => id.toLowerCase()))];
-    await this.learn(ids.filter((id) => !this.known.has(id)));
-    return new Map(ids.flatMap((id) => (this.known.has(id) ? [[id, this.known.get(id)!] as const] : [])));
+    const found = new Map(ids.flatMap((id) => (this.known.has(id) ? [[id, this.known.get(id)!] as const] : [])));
+    // Answered from what this call found, not from the memory, which learning may start over.
+    for (const r of await this.learn(ids.filter((id) => !found.has(id)))) found.set(r.key_id, r.organization_id);
+    return found;
   }
 
-  private async learn(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
+  private async learn(ids: readonly string[]): Promise<{ key_id: string; organization_id: string }[]> {
+    if (ids.length === 0) return [];
     const { rows } = await this.pool.query<{ key_id: string; organization_id: string }>(
       "SELECT key_id, organization_id FROM api_key_hashes WHERE key_id = ANY ($1::uuid[])",
       [ids],
@@ -37,5 +39,6 @@ export class KeyOrganizations {
     }
     if (this.known.size + rows.length > this.remembered) this.known.clear();
     for (const r of rows) this.known.set(r.key_id, r.organization_id);
+    return rows;
   }
 }

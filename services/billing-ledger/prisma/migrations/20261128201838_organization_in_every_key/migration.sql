@@ -25,9 +25,6 @@ DROP INDEX "ledger_entries_organization_id_id_idx";
 -- DropIndex
 DROP INDEX "webhook_endpoints_organization_id_idx";
 
--- DropIndex
-DROP INDEX "webhook_events_dedupe_key_key";
-
 -- AlterTable
 ALTER TABLE "api_keys" DROP CONSTRAINT "api_keys_pkey",
 ADD CONSTRAINT "api_keys_pkey" PRIMARY KEY ("organization_id", "id");
@@ -35,10 +32,6 @@ ADD CONSTRAINT "api_keys_pkey" PRIMARY KEY ("organization_id", "id");
 -- AlterTable
 ALTER TABLE "credits" DROP CONSTRAINT "credits_pkey",
 ADD CONSTRAINT "credits_pkey" PRIMARY KEY ("organization_id", "id");
-
--- AlterTable
-ALTER TABLE "holds" DROP CONSTRAINT "holds_pkey",
-ADD CONSTRAINT "holds_pkey" PRIMARY KEY ("organization_id", "id");
 
 -- AlterTable
 ALTER TABLE "ledger_entries" DROP CONSTRAINT "ledger_entries_pkey",
@@ -66,10 +59,10 @@ CREATE INDEX "api_keys_key_hash_idx" ON "api_keys"("key_hash");
 CREATE UNIQUE INDEX "api_keys_organization_id_key_hash_key" ON "api_keys"("organization_id", "key_hash");
 
 -- CreateIndex
-CREATE INDEX "holds_id_idx" ON "holds"("id");
+CREATE INDEX "holds_organization_id_allowance_id_idx" ON "holds"("organization_id", "allowance_id");
 
 -- CreateIndex
-CREATE INDEX "holds_organization_id_allowance_id_idx" ON "holds"("organization_id", "allowance_id");
+CREATE UNIQUE INDEX "holds_organization_id_id_key" ON "holds"("organization_id", "id");
 
 -- CreateIndex
 CREATE INDEX "webhook_deliveries_id_idx" ON "webhook_deliveries"("id");
