@@ -7,8 +7,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /**
  * Whose money each hold op moves, so that a batch runs as one transaction per organization
  * (docs/scale.md): the organization an op names (settle, release, recover and expire carry it), else
- * its key's (a placement's or grant's key, the key of the allowance a request's command names), else its
- * hold's. Null where billing has neither key nor hold: that op finds nothing in any organization.
+ * its key's (a placement's or grant's key, the key of the allowance a request's command names), else
+ * that of an earlier op of the batch that makes its hold, else its hold's. Null where billing has neither
+ * key nor hold: that op finds nothing in any organization.
  */
 export class OpOrganizations {
   constructor(
