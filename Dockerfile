@@ -51,11 +51,12 @@ WORKDIR /app
 USER 1000:1000
 ENTRYPOINT ["/usr/bin/tini", "--"]
 
-# The media-jobs worker runs Tesseract (English and Russian) and renders text with DejaVu fonts.
+# The media-jobs worker runs Tesseract (English and Russian, long-lived through python3-tesserocr)
+# and renders text with DejaVu fonts.
 FROM runtime AS runtime-media
 USER 0:0
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus fonts-dejavu-core fontconfig-config \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng tesseract-ocr-rus python3-tesserocr fonts-dejavu-core fontconfig-config \
  && rm -rf /var/lib/apt/lists/*
 USER 1000:1000
 

@@ -16,12 +16,12 @@
  * (cores / CPU per unit: an upper bound, perfect scaling assumed). On a shared machine (other test runs)
  * the wall-clock rate drops with the load average, printed alongside; the CPU time moves much less.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { ensureTesseract } from "@meter/local-infra";
 import { TesseractPool, createLocalEngines, parseEditPrompt, type InputFile, type LocalEngines, type OcrResultDocument } from "@meter/media-engines";
 import { characterErrorRate } from "@meter/media-engines/test/support/cer";
-import { a4TextPagePng, imageSize, peoplePhotoJpeg, photoJpeg, textLayerPdf, unfilteredPgm } from "@meter/media-engines/test/support/generated-inputs";
+import { a4TextPagePng, imageSize, peoplePhotoJpeg, photoJpeg, textLayerPdf, unfilteredPage } from "@meter/media-engines/test/support/generated-inputs";
 import { wrap } from "@meter/media-engines/test/support/text-render";
 
 const OCR_PAGES = Number(process.env.BENCH_OCR_PAGES ?? 6);
@@ -60,11 +60,24 @@ export interface BenchRow {
 
 const CORES = os.availableParallelism();
 
-/** CPU seconds of this process and of its children already reaped (Tesseract), from /proc/self/stat. */
+/**
+ * CPU seconds of this process and of its children: those already reaped (a `tesseract` run) from
+ * /proc/self/stat, and those still running (the long-lived Tesseract workers) from their own stat.
+ */
 export function cpuSeconds(): number {
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ");
-  // utime, stime, cutime, cstime are fields 14-17 of stat(5), i.e. 11-14 after the command name; ticks of 1/100 s.
-  return (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
+  // stat(5) after the command name: ppid is field 1; utime, stime, cutime, cstime are 11-14; ticks of 1/100 s.
+  const fields = (pid: string | number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  const self = fields("self");
+  let ticks = Number(self[11]) + Number(self[12]) + Number(self[13]) + Number(self[14]);
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const child = fields(pid);
+      if (Number(child[1]) === process.pid) ticks += Number(child[11]) + Number(child[12]);
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return ticks / 100;
 }
 
 interface Measured {
@@ -222,7 +235,7 @@ async function unfilteredRow(): Promise<BenchRow> {
   const lines = pageLines(ENGLISH_CORPUS, 0);
   const png = await a4TextPagePng(lines, { noise: 0.05, seed: 1000 });
   const pool = new TesseractPool({ size: 1 });
-  const result = await pool.recognize(await unfilteredPgm(png), { languages: "eng+rus", dpi: 300 });
+  const result = await pool.recognize(await unfilteredPage(png), { languages: "eng+rus", dpi: 300 }).finally(() => pool.close());
   return {
     name: "(reference) the first noisy English page WITHOUT the median filter",
     value: `CER ${fmt(characterErrorRate(result.text, lines.join("\n")) * 100, 3)} %`,

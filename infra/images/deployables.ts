@@ -36,8 +36,11 @@ export interface DeployableImage {
   aptPackages: string[];
 }
 
-/** Tesseract with the languages the OCR engine reads, and the fonts sharp renders text with. */
-const MEDIA_WORKER_APT = ["tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-rus", "fonts-dejavu-core", "fontconfig-config"];
+/**
+ * Tesseract with the languages the OCR engine reads and the binding its long-lived workers run on
+ * (media-engines tesseract-worker.ts), and the fonts sharp renders text with.
+ */
+const MEDIA_WORKER_APT = ["tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-rus", "python3-tesserocr", "fonts-dejavu-core", "fontconfig-config"];
 
 /** The migrations, and the SQL functions `migrate.js deploy` applies after them where the service has any (packages/db-tools sql-files.ts). */
 const databaseFiles = (dir: string): string[] => [

@@ -14,7 +14,7 @@ export * from "./errors";
 export type * from "./provider";
 export { parseEditPrompt, SUPPORTED_INSTRUCTIONS } from "./image-edit/edit-grammar";
 export { createLocalOcrEngine } from "./ocr/ocr.engine";
-export { TesseractPool } from "./ocr/tesseract-pool";
+export { TesseractPool, type PageImage } from "./ocr/tesseract-pool";
 export { billableCharacters } from "./text-analysis/text-analysis.engine";
 
 // ---- settings: what each model accepts (anything else is 400 unsupported_parameter) ----------------------

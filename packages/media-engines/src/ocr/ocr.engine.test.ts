@@ -1,5 +1,5 @@
 /** @jest-environment ./packages/media-engines/test/support/native-esm.environment.mjs */
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { UploadMimeType } from "@meter/contracts";
@@ -123,32 +123,37 @@ describe("OCR of small text and screenshots", () => {
 });
 
 describe("the resolution Tesseract is told", () => {
-  // A stand-in for the tesseract binary that records its arguments and finds no text.
+  // A stand-in for the Tesseract worker that records each page's request (its size and resolution) and finds no text.
   let dir: string;
   let fake: ReturnType<typeof createLocalOcrEngine>;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), "fake-tesseract-"));
-    const script = path.join(dir, "tesseract");
-    // Also records the size line of the PGM it is given ("P5\nW H\n255\n").
-    await writeFile(
-      script,
-      `#!/bin/sh\necho "$@" >> "${dir}/calls"\nhead -c 24 | head -n 2 | tail -n 1 >> "${dir}/sizes"\ncat > /dev/null\nprintf 'level\\tpage_num\\n'\n`,
-    );
-    await chmod(script, 0o755);
-    fake = createLocalOcrEngine({ limits: { maxFiles: 1, maxPagesPerDocument: 5 }, pool: new TesseractPool({ size: 1, binary: script }) });
+    const script = path.join(dir, "worker.js");
+    await writeFile(script, fakeWorker(path.join(dir, "calls")));
+    fake = createLocalOcrEngine({
+      limits: { maxFiles: 1, maxPagesPerDocument: 5 },
+      pool: new TesseractPool({ size: 1, worker: { command: process.execPath, args: [script] } }),
+    });
   });
   afterAll(async () => {
     await fake.close();
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** The one page request of the last run: the page's size and the resolution Tesseract was told (0: none). */
+  async function request(): Promise<{ width: number; height: number; dpi: number }> {
+    const lines = (await readFile(path.join(dir, "calls"), "utf8")).trim().split("\n");
+    expect(lines).toHaveLength(1);
+    return JSON.parse(lines[0]!) as { width: number; height: number; dpi: number };
+  }
+
   async function dpiArgument(density: number | undefined): Promise<string | undefined> {
     await rm(path.join(dir, "calls"), { force: true });
     const blank = sharp({ create: { width: 400, height: 300, channels: 3, background: "#ffffff" } });
     const data = await (density === undefined ? blank : blank.withMetadata({ density })).png().toBuffer();
     await fake.run({ files: [{ data, mimeType: "image/png" }], settings: { language: "en" } });
-    const args = (await readFile(path.join(dir, "calls"), "utf8")).trim().split(" ");
-    return args.includes("--dpi") ? args[args.indexOf("--dpi") + 1] : undefined;
+    const { dpi } = await request();
+    return dpi === 0 ? undefined : String(dpi);
   }
 
   test.each([
@@ -169,13 +174,14 @@ describe("the resolution Tesseract is told", () => {
     const bilevel = Buffer.from(page.data.map((v) => (v < 128 ? 0 : 255)));
     const sizes: string[] = [];
     for (const pixels of [bilevel, page.data]) {
-      await rm(path.join(dir, "sizes"), { force: true });
+      await rm(path.join(dir, "calls"), { force: true });
       const data = await sharp(pixels, { raw: { width: page.width, height: page.height, channels: 1 } })
         .withMetadata({ density: 300 })
         .png()
         .toBuffer();
       await fake.run({ files: [{ data, mimeType: "image/png" }], settings: { language: "en" } });
-      sizes.push((await readFile(path.join(dir, "sizes"), "utf8")).trim());
+      const { width, height } = await request();
+      sizes.push(`${width} ${height}`);
     }
     expect(sizes[0]).toBe(`${page.width} ${page.height}`);
     expect(Number(sizes[1]!.split(" ")[0])).toBeLessThan(page.width * 0.8);
@@ -184,9 +190,9 @@ describe("the resolution Tesseract is told", () => {
   async function readPdf(pdf: Buffer): Promise<{ dpi: string | undefined; page: OcrResultDocument["pages"][number] }> {
     await rm(path.join(dir, "calls"), { force: true });
     const result = await fake.run({ files: [{ data: pdf, mimeType: "application/pdf" }], settings: { language: "en" } });
-    const args = (await readFile(path.join(dir, "calls"), "utf8")).trim().split(" ");
+    const { dpi } = await request();
     const page = (JSON.parse(result.data.toString("utf8")) as OcrResultDocument).pages[0]!;
-    return { dpi: args.includes("--dpi") ? args[args.indexOf("--dpi") + 1] : undefined, page };
+    return { dpi: dpi === 0 ? undefined : String(dpi), page };
   }
 
   const blankScan = (width: number, height: number) =>
@@ -361,3 +367,35 @@ describe("OCR input rules", () => {
     await expect(run).rejects.toBeInstanceOf(EngineAbortedError);
   });
 });
+
+/**
+ * A Tesseract worker stand-in (tesseract-worker-source.ts' protocol) in plain Node: it appends each
+ * request's JSON line to `calls`, skips the pixels and answers an empty page.
+ */
+function fakeWorker(calls: string): string {
+  return `
+const { appendFileSync } = require("node:fs");
+process.stdout.write(JSON.stringify({ version: "fake", languages: ["eng", "rus"], tessdata: "" }) + "\\n");
+let buffered = Buffer.alloc(0);
+let skip = -1;
+process.stdin.on("data", (chunk) => {
+  buffered = Buffer.concat([buffered, chunk]);
+  for (;;) {
+    if (skip >= 0) {
+      const taken = Math.min(skip, buffered.length);
+      buffered = buffered.subarray(taken);
+      skip -= taken;
+      if (skip > 0) return;
+      skip = -1;
+      process.stdout.write(JSON.stringify({ bytes: 0 }) + "\\n");
+    }
+    const end = buffered.indexOf(10);
+    if (end < 0) return;
+    const line = buffered.subarray(0, end).toString();
+    buffered = buffered.subarray(end + 1);
+    appendFileSync(${JSON.stringify(calls)}, line + "\\n");
+    skip = JSON.parse(line).bytes;
+  }
+});
+`;
+}

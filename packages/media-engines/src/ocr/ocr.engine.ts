@@ -6,7 +6,7 @@ import { PdfDocument, countPdfPages } from "./pdf-document";
 import { dominantLanguage, hasLookAlikeWords, unifyWordScripts, type ScriptLanguage } from "./script";
 import { removeRules } from "./rules";
 import { isNoisy } from "./speckle";
-import { TesseractPool } from "./tesseract-pool";
+import { TesseractPool, type PageImage } from "./tesseract-pool";
 import { estimateTextLineHeight, ocrScale } from "./text-size";
 import { combineBlocks, type RecognisedBlock, type Recognition } from "./tsv";
 import { jsonResult } from "../json-result";
@@ -59,8 +59,8 @@ const MAX_RENDER_DPI = 400;
 const TESSERACT_MAX_SIDE_PX = 32_767;
 
 interface PreparedPage {
-  /** Binary PGM (P5) of the prepared page, or PBM (P4) of a bilevel one as it is, for Tesseract's stdin. */
-  image: Buffer;
+  /** The prepared page as Tesseract reads it: its grey pixels, or the bits of a bilevel one as it is. */
+  image: PageImage;
   /** The prepared page's grey pixels (row-major), for cutting blocks out of it. */
   grey: Buffer;
   preparedWidth: number;
@@ -123,8 +123,8 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
    * Greyscale, white under any transparency, scaled so the text lines are the height Tesseract reads
    * best (text-size.ts) and within Tesseract's largest side, a 3x3 median when the page is speckled
    * (measured before scaling, on the page's own pixels), underlines and rules taken off (rules.ts), as
-   * binary PGM (P5) with the resolution scaling leaves. The median runs after the scaling: on a page
-   * scaled down it costs a fraction. A bilevel page is only ever enlarged, never filtered.
+   * 8-bit grey (a bilevel page as bits) with the resolution scaling leaves. The median runs after the
+   * scaling: on a page scaled down it costs a fraction. A bilevel page is only ever enlarged, never filtered.
    */
   async function preparePage(image: sharp.Sharp, fileIndex: number, dpi: number | undefined): Promise<PreparedPage> {
     const { data, info } = await decoding(fileIndex, () => image.flatten({ background: "#ffffff" }).greyscale().raw().toBuffer({ resolveWithObject: true }));
@@ -147,11 +147,11 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
     // Only where the lines were measured: then they are ~20 px tall and the rule sizes are known to fit.
     if (lineHeight !== undefined && !bilevel) removeRules(prepared, size.width, size.height);
     // A 1-bit image spares Tesseract its own thresholding of the page (a quarter of a magazine page's
-    // CPU); only for pages of text lines: Leptonica takes no PBM of a few pixels.
-    const input =
+    // CPU); only for pages whose text lines were measured (a page of a few pixels stays grey).
+    const input: PageImage =
       bilevel && scale === 1 && lineHeight !== undefined
-        ? pbm(prepared, size.width, size.height)
-        : Buffer.concat([Buffer.from(`P5\n${size.width} ${size.height}\n255\n`), prepared]);
+        ? { ...size, pixels: packBits(prepared, size.width, size.height), bilevel: true }
+        : { ...size, pixels: prepared, bilevel: false };
     return {
       image: input,
       grey: prepared,
@@ -214,8 +214,7 @@ export function createLocalOcrEngine(options: LocalOcrEngineOptions): OcrEngine 
       const y1 = Math.min(top + height, line.top + line.height + LINE_MARGIN_PX);
       for (let y = y0; y < y1; y++) page.grey.copy(pixels, (y - top) * width + (x0 - left), y * page.preparedWidth + x0, y * page.preparedWidth + x1);
     }
-    const pgm = Buffer.concat([Buffer.from(`P5\n${width} ${height}\n255\n`), pixels]);
-    const again = await pool.recognize(pgm, { languages: language, dpi: page.dpi, psm: 6, signal });
+    const again = await pool.recognize({ width, height, pixels, bilevel: false }, { languages: language, dpi: page.dpi, psm: 6, signal });
     if (again.words === 0) return { ...block, text: unifyWordScripts(block.text, language) };
     return { ...block, text: unifyWordScripts(again.text, language), confidenceSum: again.blocks.reduce((n, b) => n + b.confidenceSum, 0), words: again.words };
   }
@@ -345,14 +344,15 @@ function isBilevel(grey: Buffer): boolean {
   return black;
 }
 
-/** Binary PBM (P4) of a bilevel grey page: rows padded to a byte, a set bit black. */
-function pbm(grey: Buffer, width: number, height: number): Buffer {
+/** A bilevel grey page as Tesseract's binary image: rows padded to a byte, the first pixel the top bit, a set bit white. */
+function packBits(grey: Buffer, width: number, height: number): Buffer {
   const stride = Math.ceil(width / 8);
   const bits = Buffer.alloc(stride * height);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) if (grey[y * width + x] === 0) bits[y * stride + (x >> 3)]! |= 0x80 >> (x & 7);
+  const pixels = new Uint8Array(grey.buffer, grey.byteOffset, grey.length);
+  for (let y = 0, row = 0, out = 0; y < height; y++, row += width, out += stride) {
+    for (let x = 0; x < width; x++) if (pixels[row + x] !== 0) bits[out + (x >> 3)]! |= 0x80 >> (x & 7);
   }
-  return Buffer.concat([Buffer.from(`P4\n${width} ${height}\n`), bits]);
+  return bits;
 }
 
 /** The pages of an image file: a TIFF's directories; one for every other type (a GIF's first frame). */

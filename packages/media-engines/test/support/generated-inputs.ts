@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import sharp from "sharp";
+import type { PageImage } from "../../src/ocr/tesseract-pool";
 import { addScanNoise, renderTextGrey } from "./text-render";
 
 /**
@@ -48,10 +49,10 @@ export async function imageSize(data: Buffer): Promise<{ width: number; height: 
   return { width: meta.width, height: meta.height, format: meta.format };
 }
 
-/** Greyscale binary PGM of an image, without any filtering (for the median filter's reference figure). */
-export async function unfilteredPgm(image: Buffer): Promise<Buffer> {
+/** An image's grey pixels as Tesseract reads them, without any filtering (for the median filter's reference figure). */
+export async function unfilteredPage(image: Buffer): Promise<PageImage> {
   const { data, info } = await sharp(image).greyscale().raw().toBuffer({ resolveWithObject: true });
-  return Buffer.concat([Buffer.from(`P5\n${info.width} ${info.height}\n255\n`), data]);
+  return { width: info.width, height: info.height, pixels: data, bilevel: false };
 }
 
 /** The group photo sheet that ships inside @vladmandic/human (1280x1158 JPEG, many faces): read, not committed. */
