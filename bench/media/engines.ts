@@ -11,8 +11,8 @@
  * - Text analysis: ~1000-character English and Russian texts, every task.
  * Env: BENCH_OCR_PAGES (pages per OCR row, default 6), BENCH_EDITS (default 60), BENCH_TEXTS (default 400).
  *
- * Each row gives the wall-clock rate AND the CPU time per unit (this process plus its Tesseract children,
- * from /proc/self/stat), with the capacity that CPU time allows on this machine's cores when idle
+ * Each row gives the wall-clock rate AND the CPU time per unit (this process plus its Tesseract workers,
+ * from /proc: cpuSeconds), with the capacity that CPU time allows on this machine's cores when idle
  * (cores / CPU per unit: an upper bound, perfect scaling assumed). On a shared machine (other test runs)
  * the wall-clock rate drops with the load average, printed alongside; the CPU time moves much less.
  */

@@ -6,7 +6,7 @@
  * see its README) read by the service's OCR engine and by plain `tesseract -l eng|rus` on the same file
  * (for a PDF, the images it holds), side by side, one after the other, both single-threaded
  * (OMP_THREAD_LIMIT=1, one Tesseract process at a time). CER against the ground truth. Time is CPU time
- * per document (this process and its Tesseract children, for the service; the child, for the CLI), so
+ * per document (this process and its Tesseract workers, for the service; the child, for the CLI), so
  * the pages/s ratio compares the work each side does on the same pages even on a shared machine; wall
  * clock is printed beside it.
  */
