@@ -109,6 +109,20 @@ describe("the Tesseract pool's long-lived workers", () => {
     }
   }, 120_000);
 
+  test("a worker that died while idle is replaced before the next page, which it does not fail", async () => {
+    const pool = new TesseractPool({ size: 1 });
+    try {
+      await pool.recognize(page, { languages: "eng", dpi: 300 });
+      const [first] = workerPids();
+      process.kill(first!, "SIGKILL");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await pool.recognize(page, { languages: "eng", dpi: 300 })).text).toContain("Then line 4 ends.");
+      expect(workerPids()).not.toContain(first);
+    } finally {
+      await pool.close();
+    }
+  }, 120_000);
+
   test("a page over the time limit is stopped with its worker; an aborted page too; the next page is read", async () => {
     const pool = new TesseractPool({ size: 1, pageTimeoutMs: 30 });
     try {

@@ -66,7 +66,7 @@ export class TesseractPool {
     let worker: TesseractWorker | undefined;
     try {
       throwIfAborted(options.signal);
-      worker = this.idle.pop() ?? (await this.start()).worker;
+      worker = (await this.idleWorker()) ?? (await this.start()).worker;
       throwIfAborted(options.signal);
       // Tesseract ignores a resolution under 70 and estimates one from the text, as it does with none.
       const dpi = options.dpi !== undefined && options.dpi >= 70 ? Math.round(options.dpi) : 0;
@@ -117,6 +117,15 @@ export class TesseractPool {
     const started = await TesseractWorker.start(this.command);
     this.workers.add(started.worker);
     return started;
+  }
+
+  /** An idle worker still alive; one that died while idle (killed from outside, out of memory) is let go. */
+  private async idleWorker(): Promise<TesseractWorker | undefined> {
+    for (let worker = this.idle.pop(); worker; worker = this.idle.pop()) {
+      if (worker.usable) return worker;
+      await this.retire(worker);
+    }
+    return undefined;
   }
 
   /** An idle worker is kept for the next page, at most one per slot; a dead or killed one is let go. */
