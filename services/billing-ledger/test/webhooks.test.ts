@@ -100,7 +100,9 @@ test("a budget crossing sends exactly one signed budget.threshold event that ver
   expect(mine()).toHaveLength(1);
   const [event] = mine();
   expect(verifies(hook.secret, event!)).toBe(true);
-  expect(verifies(hook.secret.replace(/^whsec_./, "whsec_A"), event!)).toBe(false);
+  // Another secret: its first character changed (to "B" where it was "A", so it always differs).
+  const other = hook.secret.replace(/^whsec_(.)/, (_, first: string) => `whsec_${first === "A" ? "B" : "A"}`);
+  expect(verifies(other, event!)).toBe(false);
   expect(event!.headers["webhook-id"]).toMatch(/^msg_[0-9a-f]{32}$/);
   expect(Math.abs(Number(event!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(30);
   const payload = JSON.parse(event!.body) as { type: string; timestamp: string; data: Record<string, unknown> };
