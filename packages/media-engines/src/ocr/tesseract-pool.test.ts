@@ -4,6 +4,7 @@ import { ensureTesseract } from "@meter/local-infra";
 import { renderTextGrey } from "../../test/support/text-render";
 import { EngineAbortedError, EngineUnavailableError } from "../errors";
 import { TesseractPool, type PageImage } from "./tesseract-pool";
+import { TesseractWorker } from "./tesseract-worker";
 import { parseTesseractTsv } from "./tsv";
 
 // Real Tesseract through its real worker (installed with apt when missing, as npm test does).
@@ -164,5 +165,19 @@ describe("the Tesseract pool's long-lived workers", () => {
     const broken = new TesseractPool({ size: 1, worker: { command: "/usr/bin/python3", args: ["-c", "import tesserocr_missing"] } });
     await expect(broken.recognize(page, { languages: "eng", dpi: 300 })).rejects.toThrow(EngineUnavailableError);
     await Promise.all([missing.close(), broken.close()]);
+  }, 60_000);
+
+  test("a worker that never says it is ready, or answers what nobody asked, is killed and fails no later page", async () => {
+    const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] };
+    await expect(TesseractWorker.start(silent, 300)).rejects.toThrow(/took longer than 300 ms to start/);
+    const chatty = {
+      command: process.execPath,
+      args: ["-e", `process.stdout.write(JSON.stringify({ version: "x", languages: [], tessdata: "" }) + "\\n{}\\n"); setInterval(() => {}, 1000)`],
+    };
+    const { worker } = await TesseractWorker.start(chatty);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(worker.usable).toBe(false);
+    await expect(worker.recognize(page, { languages: "eng", dpi: 0, psm: 3 }, 1_000)).rejects.toThrow(/an answer nobody asked for/);
+    await worker.kill();
   }, 60_000);
 });
