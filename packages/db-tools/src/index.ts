@@ -1,4 +1,6 @@
 export { ensureClient, generateClient } from "./generate";
+export { AFTER_ROLLOUT_FILE } from "./after-rollout";
+export type { Stage } from "./after-rollout";
 export { checkDrift, createMigration, deployMigrations } from "./migrations";
 export type { CreatedMigration, CreateMigrationOptions, Deployed, DeployOptions, DriftOptions } from "./migrations";
 export { applySqlFiles, localSqlFiles, SQL_FILES_TABLE } from "./sql-files";

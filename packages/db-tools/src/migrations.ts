@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SchemaEngine } from "@prisma/schema-engine-wasm";
+import pg from "pg";
+import { afterRolloutFolders, appliedMigrations, rolloutMigrations, type Stage } from "./after-rollout";
 import { withSchemaEngine } from "./engine";
 import { withShadowDatabase } from "./shadow-database";
 import { applySqlFiles } from "./sql-files";
@@ -23,18 +25,24 @@ provider = "postgresql"
 /** No tables or enums are managed outside Prisma in our services (prisma.config.ts `tables.external`). */
 const NO_EXTERNAL = { externalTables: [], externalEnums: [] };
 
-/**
- * The migrations folder as the engine wants it: what the Prisma CLI builds before calling
- * applyMigrations (every sub-folder's migration.sql, sorted by folder name, and the lockfile).
- */
-async function readMigrations(serviceDir: string): Promise<MigrationList> {
-  const baseDir = path.resolve(serviceDir, MIGRATIONS_DIR);
-  const lockfile = await readFile(path.join(baseDir, LOCKFILE), "utf8").catch(() => null);
-  const entries = await readdir(baseDir, { withFileTypes: true }).catch(() => []);
-  const folders = entries
+/** The service's migration folders, oldest first. */
+async function migrationFolders(serviceDir: string): Promise<string[]> {
+  const entries = await readdir(path.resolve(serviceDir, MIGRATIONS_DIR), { withFileTypes: true }).catch(() => []);
+  return entries
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
     .sort((a, b) => a.localeCompare(b));
+}
+
+/**
+ * The migrations folder as the engine wants it: what the Prisma CLI builds before calling
+ * applyMigrations (every sub-folder's migration.sql, sorted by folder name, and the lockfile), or only
+ * the folders named in `only`.
+ */
+async function readMigrations(serviceDir: string, only?: readonly string[]): Promise<MigrationList> {
+  const baseDir = path.resolve(serviceDir, MIGRATIONS_DIR);
+  const lockfile = await readFile(path.join(baseDir, LOCKFILE), "utf8").catch(() => null);
+  const folders = only ?? (await migrationFolders(serviceDir));
   const migrationDirectories = await Promise.all(
     folders.map(async (folder) => ({
       path: folder,
@@ -55,7 +63,12 @@ async function readSchema(serviceDir: string): Promise<SchemaFiles> {
   return [{ path: schemaPath, content: await readFile(schemaPath, "utf8") }];
 }
 
-export type DeployOptions = { serviceDir: string; databaseUrl: string };
+export type DeployOptions = {
+  serviceDir: string;
+  databaseUrl: string;
+  /** `all` unless told: `rollout` is the migration Job's during an upgrade (after-rollout.ts). */
+  stage?: Stage;
+};
 
 /** What a deploy applied: migrations, oldest first, then SQL files (`prisma/sql`), by name; empty when up to date. */
 export interface Deployed {
@@ -69,11 +82,23 @@ export interface Deployed {
  * the service's SQL functions whose files changed (sql-files.ts): every way a database is migrated
  * (`pnpm db deploy`, `npm start`, the migration Job, test databases) comes through here.
  */
-export async function deployMigrations({ serviceDir, databaseUrl }: DeployOptions): Promise<Deployed> {
-  const migrationsList = await readMigrations(serviceDir);
+export async function deployMigrations({ serviceDir, databaseUrl, stage = "all" }: DeployOptions): Promise<Deployed> {
+  const migrationsList = await readMigrations(serviceDir, stage === "rollout" ? await rolloutFolders(serviceDir, databaseUrl) : undefined);
   const { appliedMigrationNames } = await withSchemaEngine(databaseUrl, (engine) => engine.applyMigrations({ migrationsList, filters: NO_EXTERNAL }));
   const sqlFiles = await applySqlFiles({ serviceDir, databaseUrl, all: appliedMigrationNames.length > 0 });
   return { migrations: appliedMigrationNames, sqlFiles };
+}
+
+/** The folders a rollout applies to this database (after-rollout.ts). */
+async function rolloutFolders(serviceDir: string, databaseUrl: string): Promise<string[]> {
+  const folders = await migrationFolders(serviceDir);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return rolloutMigrations(folders, afterRolloutFolders(path.resolve(serviceDir, MIGRATIONS_DIR), folders), await appliedMigrations(client));
+  } finally {
+    await client.end();
+  }
 }
 
 export type DriftOptions = {

@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
+import { afterRolloutFolders, rolloutMigrations } from "./after-rollout";
 import { databaseName, redactUrl } from "./postgres";
 import { unappliedSqlFiles } from "./sql-files";
 
@@ -25,10 +26,15 @@ export interface SchemaWaitOptions {
 }
 
 export interface SchemaState {
-  /** This image's migrations the database has not applied (or failed), oldest first. */
+  /**
+   * This image's migrations the database has not applied (or failed), oldest first; not its
+   * after-rollout ones (after-rollout.ts), which run once its pods have replaced the previous release's.
+   */
   missing: string[];
   /** Of those, the ones that failed, with the first line of their error (Prisma's `logs`). */
   failed: { name: string; error: string }[];
+  /** This image's migrations that wait for the end of the rollout (`finish`) and are not applied yet. */
+  afterRollout: string[];
   /** Applied migrations this image does not carry: a later release's (this image is a rollback). */
   newer: string[];
   /** This image's SQL files (`prisma/sql`) whose text was never applied. */
@@ -67,14 +73,17 @@ export async function schemaState(serviceDir: string, databaseUrl: string): Prom
       ? (await client.query<MigrationRow>("SELECT migration_name, finished_at, rolled_back_at, logs FROM _prisma_migrations")).rows
       : [];
     const applied = new Set(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => r.migration_name));
-    const missing = wanted.filter((name) => !applied.has(name));
+    const afterRollout = afterRolloutFolders(path.join(serviceDir, "prisma", "migrations"), wanted);
+    const rollout = rolloutMigrations(wanted, afterRollout, applied);
+    const missing = rollout.filter((name) => !applied.has(name));
     // A row with logs and neither finished nor rolled back is a failed migration (one in progress has no logs).
     const failed = rows
       .filter((r) => missing.includes(r.migration_name) && r.finished_at === null && r.rolled_back_at === null && r.logs)
       .map((r) => ({ name: r.migration_name, error: errorSummary(r.logs!) }));
     const local = new Set(wanted);
     const sqlFiles = await unappliedSqlFiles(client, serviceDir);
-    return { missing, failed, newer: [...applied].filter((name) => !local.has(name)).sort(), sqlFiles };
+    const later = wanted.slice(rollout.length).filter((name) => !applied.has(name));
+    return { missing, failed, afterRollout: later, newer: [...applied].filter((name) => !local.has(name)).sort(), sqlFiles };
   } finally {
     await client.end();
   }
@@ -124,7 +133,11 @@ export async function waitForSchema(opts: SchemaWaitOptions): Promise<SchemaStat
     const waited = Date.now() - started;
     if (state && state.missing.length === 0 && state.sqlFiles.length === 0) {
       const newer = state.newer.length > 0 ? `; the database also has ${state.newer.length} later migration(s) (${state.newer.join(", ")})` : "";
-      log(`schema of ${database} is at ${newest}, this image's newest migration${newer}: starting (waited ${seconds(waited)})`);
+      const at =
+        state.afterRollout.length > 0
+          ? `${state.afterRollout.length} migration(s) before ${newest}: ${state.afterRollout.join(", ")} wait(s) for the end of the rollout`
+          : `${newest}, this image's newest migration`;
+      log(`schema of ${database} is at ${at}${newer}: starting (waited ${seconds(waited)})`);
       return state;
     }
     if (waited >= opts.timeoutMs) {

@@ -1,4 +1,5 @@
 import pg from "pg";
+import type { Stage } from "./after-rollout";
 import { deployMigrations, type Deployed } from "./migrations";
 import { ensureDatabase, redactUrl } from "./postgres";
 import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
@@ -7,9 +8,12 @@ import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
  * A deployed service's migration step (its image's `node dist/migrate.js`, docs/deploy.md, Migrations):
  *
  * - `deploy` (the release's migration Job, compose's `<service>-migrate`): applies the image's pending
- *   migrations, then its changed SQL files (`prisma/sql`, sql-files.ts), as the migration role
+ *   migrations but its after-rollout ones (after-rollout.ts; all of them on a new database), then its
+ *   changed SQL files (`prisma/sql`, sql-files.ts), as the migration role
  *   (`<PREFIX>_MIGRATION_DATABASE_URL`, the owner of the schema), under an advisory lock, so two runs at
  *   once apply each once and the other finds nothing to do.
+ * - `finish` (once no pod of the previous release runs: docs/deploy.md, "After the rollout"): the same,
+ *   with the after-rollout migrations.
  * - `wait` (the initContainer of every pod of the service, API and worker): waits, as the runtime role
  *   (`<PREFIX>_DATABASE_URL`, which may only read and write rows), until every migration and SQL file
  *   its image carries is applied, at most `MIGRATION_WAIT_TIMEOUT_MS`. No pod needs the right to change the schema.
@@ -28,14 +32,15 @@ export interface MigrationCommandOptions {
   log?: (line: string) => void;
 }
 
-/** The entry of `dist/migrate.js`: `deploy` (default) or `wait`; resolves to the exit code. */
+/** The entry of `dist/migrate.js`: `deploy` (default), `finish` or `wait`; resolves to the exit code. */
 export async function runMigrationCommand(opts: MigrationCommandOptions): Promise<number> {
   const log = opts.log ?? ((line: string) => console.log(line));
   const mode = opts.argv[0] ?? "deploy";
-  if (mode === "deploy") {
+  if (mode === "deploy" || mode === "finish") {
     const url = required(opts.env, `${opts.prefix}_MIGRATION_DATABASE_URL`);
     await waitForServer(url, Number(opts.env.MIGRATION_CONNECT_TIMEOUT_MS) || DEFAULT_CONNECT_TIMEOUT_MS, log);
-    log(`${describeDeployed(await deployWithLock(opts.serviceDir, url))} on ${redactUrl(url)}`);
+    const deployed = await deployWithLock(opts.serviceDir, url, mode === "deploy" ? "rollout" : "all");
+    log(`${describeDeployed(deployed)} on ${redactUrl(url)}`);
     return 0;
   }
   if (mode === "wait") {
@@ -44,7 +49,7 @@ export async function runMigrationCommand(opts: MigrationCommandOptions): Promis
     await waitForSchema({ serviceDir: opts.serviceDir, databaseUrl: url, timeoutMs, log });
     return 0;
   }
-  log(`usage: node dist/migrate.js [deploy|wait] (got ${mode})`);
+  log(`usage: node dist/migrate.js [deploy|finish|wait] (got ${mode})`);
   return 2;
 }
 
@@ -93,13 +98,13 @@ export function describeDeployed({ migrations, sqlFiles }: Deployed): string {
 }
 
 /** `prisma migrate deploy` and the SQL files, serialised across every process migrating the same database. */
-export async function deployWithLock(serviceDir: string, databaseUrl: string): Promise<Deployed> {
+export async function deployWithLock(serviceDir: string, databaseUrl: string, stage: Stage = "all"): Promise<Deployed> {
   await ensureDatabase(databaseUrl);
   const lock = new pg.Client({ connectionString: databaseUrl });
   await lock.connect();
   try {
     await lock.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
-    return await deployMigrations({ serviceDir, databaseUrl });
+    return await deployMigrations({ serviceDir, databaseUrl, stage });
   } finally {
     // Ending the session releases the lock as well; unlocking first lets a waiter go at once.
     await lock.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_ID]).catch(() => undefined);
