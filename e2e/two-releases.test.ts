@@ -11,10 +11,12 @@ import { checkOutPreviousRelease, type PreviousRelease } from "./support/previou
  * "Upgrading"): the previous release, built from its own commit (support/previous-release.ts), runs
  * billing-ledger, text and the gateway on databases its own migrations made; then this release's
  * migrations are applied and each deployable is replaced by this release's, one at a time, in the
- * order of the steps; then text and billing-ledger are rolled back alone and forward again, and last the
- * broker users get this release's rights. At every step, with whatever mix runs, paid requests are
- * served and charged, the settlements cross the bus to billing-ledger, a revoked key is heard on the bus
- * by the gateway, no message is refused, and the books are exact.
+ * order of the steps; then text and billing-ledger are rolled back alone and forward again, the
+ * broker users get this release's rights, and last billing's after-rollout migrations run (they contract
+ * what the previous release's pods need, so this release's Job held them back). At every step, with
+ * whatever mix runs, paid requests are served and charged, the settlements cross the bus to
+ * billing-ledger, a revoked key is heard on the bus by the gateway, no message is refused, and the books
+ * are exact.
  *
  * Every process accepts both signing schemes of internal calls (INTERNAL_AUTH_ACCEPT=both, as during any
  * upgrade) and each scheme crosses between the releases both ways: the previous release's processes
@@ -164,11 +166,23 @@ async function trafficIsRight(step: string, expected: Mix): Promise<void> {
   expect({ step, ok: books.ok, output: books.ok ? "" : books.output }).toEqual({ step, ok: true, output: "" });
 }
 
-/** This release's migrations and SQL functions, applied while the previous release runs (its migration Job). */
-async function applyThisReleasesMigrations(): Promise<void> {
+/**
+ * This release's migrations and SQL functions: while the previous release runs, what its migration Job
+ * applies (`rollout`: not the after-rollout ones); once none of its pods runs, the rest (`finish`).
+ */
+async function applyThisReleasesMigrations(stage: "rollout" | "all"): Promise<void> {
   for (const [service, url] of Object.entries(sut!.databaseUrls) as [ServiceName, string][]) {
-    await thisCheckoutsMigrations(path.join(repoRoot(), ServiceCatalog[service].dir), url);
+    await thisCheckoutsMigrations(path.join(repoRoot(), ServiceCatalog[service].dir), url, stage);
   }
+}
+
+/** Whether billing-ledger's holds are keyed with their organization (the after-rollout migration's work). */
+async function holdsKeyedByOrganization(): Promise<boolean> {
+  const rows = await queryRows<{ key: string }>(
+    sut!.databaseUrls["billing-ledger"]!,
+    "SELECT pg_get_constraintdef(oid) AS key FROM pg_constraint WHERE conrelid = 'holds'::regclass AND contype = 'p'",
+  );
+  return rows[0]!.key === "PRIMARY KEY (organization_id, id)";
 }
 
 it(
@@ -182,8 +196,9 @@ it(
     await trafficIsRight(`all on ${was}`, { "billing-ledger": was, text: was, gateway: was });
 
     // Step 1: the migration Job of this release, the previous release's pods still running.
-    await applyThisReleasesMigrations();
+    await applyThisReleasesMigrations("rollout");
     expect(await hasThisReleasesFunctions()).toBe(true);
+    expect(await holdsKeyedByOrganization()).toBe(false);
     await trafficIsRight("this release's schema and functions", { "billing-ledger": was, text: was, gateway: was });
 
     // Step 2: billing-ledger, first (its grant key; the previous text's commands reach it).
@@ -216,6 +231,12 @@ it(
     await s.system.restart("text", thisRelease("mac"));
     await s.system.restart("gateway", thisRelease("ed25519"));
     await trafficIsRight("this release's broker users", { "billing-ledger": now, text: now, gateway: now });
+
+    // Step 6, with no pod of the previous release left: the after-rollout migrations, under this
+    // release's running pods.
+    await applyThisReleasesMigrations("all");
+    expect(await holdsKeyedByOrganization()).toBe(true);
+    await trafficIsRight("after the rollout", { "billing-ledger": now, text: now, gateway: now });
   },
   STEPS_MS,
 );

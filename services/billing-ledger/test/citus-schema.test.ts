@@ -2,10 +2,8 @@ import { seedAccount, startBilling, type BillingHarness } from "./support/billin
 
 /**
  * Billing's schema against Citus's rules (docs/scale.md), read from PostgreSQL's catalog after every
- * migration and SQL file: each table has a declared role, and the rules of that role are checked. What
- * issue 47 has not yet changed is listed in LEFT; the test fails on a violation that is not listed (a
- * new table or key that breaks a rule) and on a listed one that is gone (shorten the list), so the list
- * only shrinks until it is empty.
+ * migration (the after-rollout ones too) and SQL file: each table has a declared role, and the rules of
+ * that role are checked. There is no violation; a new table or key that breaks a rule fails.
  */
 type Role = "distributed" | "reference" | "local";
 
@@ -36,22 +34,6 @@ const ROLES: Record<string, { role: Role; by?: string }> = {
   _meter_sql_files: { role: "local" },
   _prisma_migrations: { role: "local" },
 };
-
-/** The violations issue 47 has not removed yet (docs/scale.md, "Not yet"). */
-const LEFT = [
-  // 1.1.0's books check groups holds by their primary key alone (GROUP BY h.id), and its SQL function
-  // texts (live between a migration and the SQL files) name holds (id) and webhook_events (dedupe_key) in
-  // ON CONFLICT: both become keys with the organization in the next release.
-  "holds: unique key holds_pkey (id) lacks organization_id",
-  "webhook_events: unique key webhook_events_dedupe_key_key (dedupe_key) lacks organization_id",
-  // 1.1.0's own code writes request log entries with ON CONFLICT (hold_id) while its pods may run during
-  // the upgrade or a rollback by pods: the key becomes (organization_id, hold_id) in the next release.
-  "request_log: unique key request_log_pkey (hold_id) lacks organization_id",
-  // 1.1.0's pods record attempts without organization_id (migration 20261128165046): NOT NULL, and then
-  // the key (organization_id, id), in the next release.
-  "webhook_delivery_attempts: organization_id is nullable",
-  "webhook_delivery_attempts: unique key webhook_delivery_attempts_pkey (id) lacks organization_id",
-];
 
 let h: BillingHarness;
 beforeAll(async () => {
@@ -147,8 +129,8 @@ function violations(c: Awaited<ReturnType<typeof catalog>>): string[] {
   return found.sort();
 }
 
-it("declares a role for every table of billing's schema and breaks Citus's rules only where issue 47 says it is not done yet", async () => {
-  expect(violations(await catalog())).toEqual([...LEFT].sort());
+it("declares a role for every table of billing's schema and breaks none of Citus's rules", async () => {
+  expect(violations(await catalog())).toEqual([]);
 });
 
 it("finds what it looks for: a key without the organization, a nullable one, a cross-role foreign key, an undeclared table", async () => {
@@ -165,7 +147,6 @@ it("finds what it looks for: a key without the organization, a nullable one, a c
   };
   expect(violations(broken)).toEqual(
     [
-      ...LEFT,
       "cabinet_sessions: foreign key cs_org (organization_id) -> organizations (id): a local table may not point at a distributed one",
       "holds: organization_id is nullable",
       "key_daily_usage: unique key kdu_key_day (key_id, day) lacks organization_id",

@@ -60,6 +60,21 @@ describe("holds", () => {
     expect(code(reused)).toBe("conflict");
   });
 
+  it("keeps a hold id per organization: two organizations place, settle and are charged for one id apart", async () => {
+    const [a, b] = await Promise.all([seedAccount(h, { credit: 10_000 }), seedAccount(h, { credit: 10_000 })]);
+    const holdId = randomUUID();
+    expect(await ops.place(a.keyId, 3_000, holdId)).toMatchObject({ status: 200, body: { organization_id: a.organizationId } });
+    expect(await ops.place(b.keyId, 2_000, holdId)).toMatchObject({ status: 200, body: { organization_id: b.organizationId, amount_microrub: 2_000 } });
+    const settle = (organizationId: string, amount: number) =>
+      h.call("POST", BillingEndpoints.holdOps.path, SERVICE, {
+        ops: [{ op: "settle", hold_id: holdId, organization_id: organizationId, amount_microrub: amount }],
+      });
+    await settle(a.organizationId, 1_500).expect(200);
+    await settle(b.organizationId, 700).expect(200);
+    expect(await balance(a.organizationId)).toMatchObject({ balance_microrub: 8_500, reserved_microrub: 0 });
+    expect(await balance(b.organizationId)).toMatchObject({ balance_microrub: 9_300, reserved_microrub: 0 });
+  });
+
   it("resolves a hold exactly once", async () => {
     const a = await seedAccount(h, { credit: 10_000 });
     const holdId = randomUUID();

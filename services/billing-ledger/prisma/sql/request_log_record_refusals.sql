@@ -48,7 +48,7 @@ BEGIN
                                     estimated_cost, cost, latency_ms, request_id, error_code, error_message, count)
       VALUES (v_id, v_org, r.key_id, r.first_at, r.last_at, r.endpoint, v_model, r.status, false, true,
               0, 0, 0, r.request_id, r.code, r.message, r.count)
-      ON CONFLICT (hold_id) DO UPDATE
+      ON CONFLICT (organization_id, hold_id) DO UPDATE
       SET count = least(l.count::bigint + excluded.count, 2147483647)::int, completed_at = greatest(l.completed_at, excluded.completed_at),
           error_message = excluded.error_message, request_id = coalesce(excluded.request_id, l.request_id);
     END IF;

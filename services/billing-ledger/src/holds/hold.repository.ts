@@ -14,8 +14,9 @@ export interface HoldFilter {
 export class HoldRepository {
   constructor(private readonly db: Db) {}
 
+  /** An operator's look at one hold by its id alone (the index on `id`; on Citus, every shard). */
   async find(id: string): Promise<Hold | undefined> {
-    const h = await this.db.hold.findUnique({ where: { id } });
+    const h = await this.db.hold.findFirst({ where: { id } });
     return h ? holdFromModel(h) : undefined;
   }
 

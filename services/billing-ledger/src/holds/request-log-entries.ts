@@ -33,5 +33,5 @@ export function requestLogInsertCte(ops: string, applied: string): string {
      WHERE o.l IS NOT NULL AND jsonb_typeof(o.l) = 'object'
        AND a.outcome IN ('settled', 'released', 'already') AND a.status IN ('settled', 'released')
        AND a.organization_id IS NOT NULL AND a.key_id IS NOT NULL
-     ON CONFLICT (hold_id) DO NOTHING`;
+     ON CONFLICT (organization_id, hold_id) DO NOTHING`;
 }
