@@ -6,7 +6,8 @@ import { ensureChromium, ensureKubectl, ensurePrerequisites, ensureTesseract, re
 
 /**
  * `npm test`: typecheck, lint, format, every jest suite against real PostgreSQL, RabbitMQ, object store and
- * clamd, then the books check over every billing database the suites created, then cleanup. Test
+ * clamd, then the books check over every billing database the suites created, then the money path
+ * check over those the money suites recorded (one organization per transaction), then cleanup. Test
  * databases and vhosts carry this run's id, so parallel runs and leftovers of a killed run never mix.
  * Extra arguments go to jest (e.g. `npm test -- gateway` runs one folder).
  */
@@ -71,6 +72,16 @@ async function main(): Promise<number> {
       "books check",
       await step("books check (every billing database of this run)", bin("tsx"), [
         path.join(root, "services/billing-ledger/src/cli/ledger-check.ts"),
+        "--url",
+        pgUrl,
+        "--databases-like",
+        `t_${run}_billing_ledger_%`,
+      ]),
+    ]);
+    results.push([
+      "money path check",
+      await step("money path check (every billing database of this run)", bin("tsx"), [
+        path.join(root, "infra/local/money-path-check.ts"),
         "--url",
         pgUrl,
         "--databases-like",

@@ -20,9 +20,17 @@ export interface Database<P> extends PgDatabase {
   prisma: P;
 }
 
+/** Where a pool connects, and as what: `applicationName` names its sessions (pg_stat_activity, audit triggers). */
+export interface PoolOptions {
+  url: string;
+  poolSize?: number;
+  onIdleError?: (error: Error) => void;
+  applicationName?: string;
+}
+
 export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
   PrismaClient: new (options: { adapter: PrismaPg }) => P,
-  opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void },
+  opts: PoolOptions,
 ): Database<P> {
   const pool = createPool(opts);
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -37,15 +45,16 @@ export function createDatabase<P extends { $disconnect(): Promise<unknown> }>(
 }
 
 /** The pool only, with no Prisma client built: what a service that never queries through Prisma needs. */
-export function createPgDatabase(opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void }): PgDatabase {
+export function createPgDatabase(opts: PoolOptions): PgDatabase {
   const pool = createPool(opts);
   return { pool, close: () => pool.end() };
 }
 
-function createPool(opts: { url: string; poolSize?: number; onIdleError?: (error: Error) => void }): Pool {
+function createPool(opts: PoolOptions): Pool {
   const pool = new Pool({
     connectionString: opts.url,
     max: opts.poolSize ?? 10,
+    ...(opts.applicationName ? { application_name: opts.applicationName } : {}),
     // A `date` stays the database's 'YYYY-MM-DD': pg's default makes it a local midnight, which
     // toISOString() moves to the day before wherever the process runs east of UTC.
     types: {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
 import pg from "pg";
+import { recordsMoneyPath, recordWrites } from "./money-path";
 
 /** PostgreSQL truncates longer identifiers, which would make two test databases collide. */
 const MAX_DATABASE_NAME = 63;
@@ -49,6 +50,8 @@ export async function createTestDatabase(serviceDir: string, migrate: Migrate = 
   await ensureDatabase(url);
   try {
     await migrate(serviceDir, url);
+    // A money suite's billing database records who writes which organization (money-path.ts).
+    if (path.basename(path.resolve(serviceDir)) === "billing-ledger" && recordsMoneyPath()) await recordWrites(url);
   } catch (error) {
     await dropDatabase(url);
     throw error;

@@ -5,6 +5,7 @@ import path from "node:path";
 import { envPrefix, ServiceCatalog, type ServiceName } from "@meter/contracts";
 import { ensureClamd, repoRoot, startObjectStore } from "@meter/local-infra";
 import { createTestDatabase, type Migrate } from "./database";
+import { moneyPathSettings } from "./money-path";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream";
 import { createTestVhost, type TestVhost } from "./rabbitmq";
 
@@ -49,7 +50,10 @@ export async function prepareEnvironment(
       cleanups.push(() => database.drop());
       env[`${envPrefix(service)}_DATABASE_URL`] = database.url;
       databaseUrls[service] = database.url;
-      if (service === "billing-ledger") billingDatabaseUrl = database.url;
+      if (service === "billing-ledger") {
+        billingDatabaseUrl = database.url;
+        Object.assign(env, moneyPathSettings());
+      }
     }
     if (services.includes("files")) Object.assign(env, await startFilesInfrastructure(cleanups));
     return { env, adminToken, fake, billingDatabaseUrl, databaseUrls, vhost, close };

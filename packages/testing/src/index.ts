@@ -1,4 +1,6 @@
 export * from "./database";
+export * from "./money-path";
+export * from "./money-path-check";
 export * from "./rabbitmq";
 export * from "./broker-proxy";
 export * from "./fake-upstream";

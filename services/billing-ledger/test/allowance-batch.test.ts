@@ -4,7 +4,7 @@ import type { LedgerOp } from "../src/holds/hold-ops.repository";
 import { Metrics } from "@meter/service-kit";
 import { createBillingServices, type BillingServices } from "../src/composition";
 import { createDatabase, type BillingDatabase as Database } from "../src/db";
-import { seedAccount, startBilling, testGrants, type BillingHarness } from "./support/billing-harness";
+import { seedAccount, startBilling, testGrants, suiteHoldBatchTransactions, type BillingHarness } from "./support/billing-harness";
 
 /**
  * A batch's plain requests on allowances are applied together (prisma/sql/allowance_spend_batch.sql),
@@ -22,7 +22,12 @@ beforeAll(async () => {
   const name = new URL(h.url).pathname.slice(1);
   await h.db.$executeRawUnsafe(`ALTER DATABASE "${name}" SET meter.allowance_batch_min = 1`);
   database = createDatabase(h.url, 4);
-  holds = createBillingServices(database, { timezone: "UTC", metrics: new Metrics("billing-ledger"), grants: testGrants() }).holds;
+  holds = createBillingServices(database, {
+    timezone: "UTC",
+    metrics: new Metrics("billing-ledger"),
+    grants: testGrants(),
+    holdBatchTransactions: suiteHoldBatchTransactions(),
+  }).holds;
 });
 afterAll(async () => {
   await database.close();

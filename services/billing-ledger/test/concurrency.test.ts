@@ -1,7 +1,7 @@
 import { createDatabase, type BillingDatabase as Database } from "../src/db";
 import { createBillingServices, type BillingServices } from "../src/composition";
 import { Metrics } from "@meter/service-kit";
-import { placeOp, seedAccount, startBilling, testGrants, type BillingHarness } from "./support/billing-harness";
+import { placeOp, seedAccount, startBilling, testGrants, suiteHoldBatchTransactions, type BillingHarness } from "./support/billing-harness";
 
 /**
  * Bursts of concurrent holds must never overrun a budget or a balance. Four independent service
@@ -15,7 +15,15 @@ beforeAll(async () => {
   h = await startBilling();
   replicas = Array.from({ length: 4 }, () => {
     const database = createDatabase(h.url, 8);
-    return { database, services: createBillingServices(database, { timezone: "UTC", metrics: new Metrics("billing-ledger"), grants: testGrants() }) };
+    return {
+      database,
+      services: createBillingServices(database, {
+        timezone: "UTC",
+        metrics: new Metrics("billing-ledger"),
+        grants: testGrants(),
+        holdBatchTransactions: suiteHoldBatchTransactions(),
+      }),
+    };
   });
 });
 afterAll(async () => {

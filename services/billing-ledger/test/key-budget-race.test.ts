@@ -29,7 +29,7 @@ describe("two budget edits of one key at once", () => {
     ]);
     expect(granted).toMatchObject({ outcome: "granted" });
     const recalled: OpenAllowance[][] = [];
-    const keys = new ApiKeyService(new ApiKeyRepository(h.db), async (allowances) => {
+    const keys = new ApiKeyService(new ApiKeyRepository(h.database.prisma), async (allowances) => {
       recalled.push(allowances);
     });
 

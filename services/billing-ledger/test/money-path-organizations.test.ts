@@ -3,61 +3,35 @@ import { createLogger, Metrics } from "@meter/service-kit";
 import { BillingEndpoints, type AllowanceSpend, type HoldOp, type Identity, type RefusalRecord } from "@meter/contracts";
 import { HoldExpiryService } from "../src/holds/hold-expiry.service";
 import type { LedgerOp } from "../src/holds/hold-ops.repository";
+import { moneyPathFindings, recordsMoneyPath, type MoneyPathFindings } from "@meter/testing";
+import { GlobalJob, inGlobalJob } from "../src/global-jobs";
 import { placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 /**
  * The money path is one organization per transaction (docs/scale.md), as Citus runs a transaction on
- * one shard. Test-only triggers record (transaction id, organization) for every row written to a table
- * distributed by organization while billing takes mixed batches from many organizations the ways its
- * holders send them (placements, grants, requests on allowances, closes, settlements, releases, a
- * tombstone, an unknown hold, a replay), its expiry sweep frees a hold, an operator credits and the
- * gateway's refusals arrive; then no transaction may have written two organizations' rows. Billing runs
- * with HOLD_BATCH_TRANSACTIONS=organization, as on Citus (one PostgreSQL commits a batch at once).
+ * one shard. This suite is one of @meter/testing's MONEY_PATH_SUITES: its billing database records
+ * (transaction id, organization, session) of every row written to a table distributed by organization,
+ * and billing runs with HOLD_BATCH_TRANSACTIONS=organization, as on Citus. Billing takes mixed batches
+ * from many organizations the ways its holders send them (placements, grants, requests on allowances,
+ * closes, settlements, releases, a tombstone, an unknown hold, a replay), its expiry sweep frees a hold,
+ * an operator credits and the gateway's refusals arrive; then no transaction of billing's may have
+ * written two organizations' rows (`npm test`'s money path check asserts the same of every money suite).
  */
-const DISTRIBUTED: Record<string, string> = {
-  organizations: "id",
-  memberships: "organization_id",
-  api_keys: "organization_id",
-  key_daily_usage: "organization_id",
-  holds: "organization_id",
-  ledger_entries: "organization_id",
-  credits: "organization_id",
-  webhook_endpoints: "organization_id",
-  webhook_events: "organization_id",
-  webhook_deliveries: "organization_id",
-  webhook_delivery_attempts: "organization_id",
-  request_log: "organization_id",
-  request_log_hourly: "organization_id",
-  request_log_daily: "organization_id",
-};
 const GATEWAY: Identity = { kind: "service", service: "gateway" };
 
 let h: BillingHarness;
 beforeAll(async () => {
-  h = await startBilling({ env: { HOLD_BATCH_TRANSACTIONS: "organization" } });
-  await h.db.$executeRawUnsafe(`CREATE TABLE test_txn_writes (txid bigint NOT NULL, organization_id uuid, tbl text NOT NULL)`);
-  for (const [table, column] of Object.entries(DISTRIBUTED)) {
-    await h.db.$executeRawUnsafe(`
-      CREATE FUNCTION test_record_${table}() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        INSERT INTO test_txn_writes VALUES (txid_current(), CASE WHEN TG_OP = 'DELETE' THEN OLD.${column} ELSE NEW.${column} END, TG_TABLE_NAME);
-        RETURN NULL;
-      END $$`);
-    await h.db.$executeRawUnsafe(
-      `CREATE TRIGGER test_record_writes AFTER INSERT OR UPDATE OR DELETE ON ${table} FOR EACH ROW EXECUTE FUNCTION test_record_${table}()`,
-    );
-  }
+  expect(recordsMoneyPath()).toBe(true);
+  h = await startBilling();
 });
 afterAll(async () => {
   await h.assertBooksBalance();
   await h.close();
 });
 
-/** Transactions that wrote rows of more than one organization, with what they wrote. */
-async function crossOrganization(): Promise<{ txid: string; organizations: number; tables: string[] }[]> {
-  return h.db.$queryRaw`
-    SELECT txid::text, count(DISTINCT organization_id)::int AS organizations, array_agg(DISTINCT tbl ORDER BY tbl) AS tables
-    FROM test_txn_writes GROUP BY txid HAVING count(DISTINCT organization_id) > 1`;
+/** billing's transactions that wrote rows of more than one organization, as `npm test` checks them. */
+async function crossOrganization(): Promise<MoneyPathFindings["crossing"]> {
+  return (await moneyPathFindings(h.url))!.crossing;
 }
 
 const spendOf = (allowanceId: string, keyId: string, estimate: number): AllowanceSpend => ({
@@ -150,11 +124,8 @@ it("writes one organization per transaction, whatever the batches mix", async ()
   // Holds nobody resolved, of every organization, freed by the expiry sweep in one pass.
   const stale = accounts.map((a) => placeOp(a.keyId, 3_000));
   await apply(stale);
-  // (The test's own back-dating is not billing's write: its records go with it.)
-  await h.db.$transaction([
-    h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '73 hours' WHERE id = ANY (${stale.map((s) => s.hold_id)}::uuid[])`,
-    h.db.$executeRaw`DELETE FROM test_txn_writes WHERE txid = txid_current()`,
-  ]);
+  // The test's own back-dating, of every organization at once, is a fixture: not billing's write.
+  await h.db.$executeRaw`UPDATE holds SET created_at = now() - interval '73 hours' WHERE id = ANY (${stale.map((s) => s.hold_id)}::uuid[])`;
   const metrics = new Metrics("billing-ledger");
   const expired = metrics.counter("billing_holds_expired_total", "expired", ["source"]);
   const sweeper = new HoldExpiryService(h.services.holdReads, h.services.holds, 72, createLogger("money-path-test", "silent"), expired);
@@ -176,19 +147,28 @@ it("writes one organization per transaction, whatever the batches mix", async ()
   }));
   await h.call("POST", BillingEndpoints.recordRefusals.path, GATEWAY, { refusals }).expect(200);
 
-  const written = await h.db.$queryRaw<{ tbl: string }[]>`SELECT DISTINCT tbl FROM test_txn_writes ORDER BY tbl`;
+  const written = await h.db.$queryRaw<{ tbl: string }[]>`SELECT DISTINCT tbl FROM test_txn_writes WHERE application_name = 'billing-ledger' ORDER BY tbl`;
   expect(written.map((w) => w.tbl)).toEqual(
     expect.arrayContaining(["holds", "ledger_entries", "organizations", "api_keys", "key_daily_usage", "credits", "request_log"]),
   );
   expect(await crossOrganization()).toEqual([]);
 });
 
-it("would see a transaction that writes two organizations", async () => {
+it("counts a transaction of billing's connections that writes two organizations, not a test's own or a global job's", async () => {
   const [a, b] = await Promise.all([seedAccount(h, { credit: 1_000 }), seedAccount(h, { credit: 1_000 })]);
-  await h.db.$transaction([
-    h.db.$executeRaw`UPDATE organizations SET name = name WHERE id = ${a.organizationId}::uuid`,
-    h.db.$executeRaw`UPDATE organizations SET name = name WHERE id = ${b.organizationId}::uuid`,
+  const both = [a.organizationId, b.organizationId];
+  const touchBoth = (db: typeof h.db) => db.$executeRaw`UPDATE organizations SET name = name WHERE id = ANY (${both}::uuid[])`;
+  await touchBoth(h.db);
+  await inGlobalJob(h.database.pool, GlobalJob.requestLogRollup, (c) => c.query("UPDATE organizations SET name = name WHERE id = ANY ($1::uuid[])", [both]));
+  const before = (await moneyPathFindings(h.url))!;
+  expect(before.crossing).toEqual([]);
+  expect(before.globalJobs).toEqual([{ session: GlobalJob.requestLogRollup, transactions: 1 }]);
+
+  await touchBoth(h.database.prisma);
+  const crossing = await crossOrganization();
+  expect(crossing).toEqual([
+    { txid: expect.any(String), organizations: expect.arrayContaining(both), tables: ["organizations"], sessions: ["billing-ledger"] },
   ]);
-  expect(await crossOrganization()).toEqual([{ txid: expect.any(String), organizations: 2, tables: ["organizations"] }]);
-  await h.db.$executeRaw`DELETE FROM test_txn_writes`;
+  // None of these is billing's code: their records go, so `npm test`'s money path check finds only billing's.
+  await h.db.$executeRaw`DELETE FROM test_txn_writes WHERE organization_id = ANY (${both}::uuid[]) AND tbl = 'organizations' AND op = 'UPDATE'`;
 });

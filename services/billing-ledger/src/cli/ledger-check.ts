@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { Client } from "pg";
 import { defaultDatabaseName } from "@meter/contracts";
-import { createDatabase } from "../db";
+import { APPLICATION_NAME, createDatabase } from "../db";
 import { BooksCheckService, formatBooksReport } from "../accounts/books-check.service";
 import { BooksRepository } from "../accounts/books.repository";
 
@@ -20,7 +20,7 @@ async function main(): Promise<number> {
   }
   let failed = 0;
   for (const url of urls) {
-    const database = createDatabase(url, 2);
+    const database = createDatabase(url, 2, undefined, `${APPLICATION_NAME}/books-check`);
     try {
       const report = await new BooksCheckService(new BooksRepository(database.prisma)).run();
       console.log(formatBooksReport(report, new URL(url).pathname.slice(1)));

@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { toMicrorub, type AnalyticsFigures } from "@meter/contracts";
 import { filterSql } from "./pg-request-log.store";
+import { beginGlobalJob, GlobalJob, inGlobalJob } from "../global-jobs";
 import type { AnalyticsRow, AnalyticsSearch, KeyDay, LogTotals, RequestAnalyticsStore } from "./request-analytics.store";
 import type { RequestLogFilterSearch } from "./request-log.store";
 
@@ -179,7 +180,7 @@ export class PgRequestAnalyticsStore implements RequestAnalyticsStore {
   async rollUp(): Promise<number> {
     const client = await this.pool.connect();
     try {
-      await client.query("BEGIN");
+      await client.query(beginGlobalJob(GlobalJob.requestLogRollup));
       await client.query("INSERT INTO request_log_rollup (id, next_xid) VALUES (1, 0) ON CONFLICT (id) DO NOTHING");
       // One pass at a time (replicas take turns); the watermark is read after the lock is held.
       const from = (await client.query<{ x: string }>("SELECT next_xid AS x FROM request_log_rollup WHERE id = 1 FOR UPDATE")).rows[0]!.x;
@@ -359,8 +360,10 @@ export class PgRequestAnalyticsStore implements RequestAnalyticsStore {
   }
 
   async purgeBefore(cutoff: Date): Promise<number> {
-    const hours = await this.pool.query("DELETE FROM request_log_hourly WHERE hour < $1", [cutoff]);
-    const days = await this.pool.query("DELETE FROM request_log_daily WHERE day < ($1::timestamptz AT TIME ZONE $2)::date", [cutoff, this.timezone]);
-    return (hours.rowCount ?? 0) + (days.rowCount ?? 0);
+    return inGlobalJob(this.pool, GlobalJob.requestLogRetention, async (client) => {
+      const hours = await client.query("DELETE FROM request_log_hourly WHERE hour < $1", [cutoff]);
+      const days = await client.query("DELETE FROM request_log_daily WHERE day < ($1::timestamptz AT TIME ZONE $2)::date", [cutoff, this.timezone]);
+      return (hours.rowCount ?? 0) + (days.rowCount ?? 0);
+    });
   }
 }

@@ -2,6 +2,7 @@ import type { RefusalRecord, RequestLogEntry, RequestLogUsage } from "@meter/con
 import { REFUSAL_ENTRIES_PER_KEY_HOUR, toMicrorub } from "@meter/contracts";
 import type { Pool } from "pg";
 import type { KeyOrganizations } from "../keys/key-organizations";
+import { GlobalJob, inGlobalJob } from "../global-jobs";
 import type { RequestLogFilterSearch, RequestLogSearch, RequestLogStore } from "./request-log.store";
 
 interface Row {
@@ -58,13 +59,13 @@ export class PgRequestLogStore implements RequestLogStore {
     // a filter that matches little never fetches the rows it passes over.
     const { rows } = await this.pool.query<Row>(
       `WITH page AS MATERIALIZED (
-         SELECT r.hold_id, r.created_at FROM request_log r
+         SELECT r.organization_id, r.hold_id, r.created_at FROM request_log r
          WHERE ${where.join(" AND ")}
          ORDER BY r.created_at DESC, r.hold_id DESC
          LIMIT ${param(q.limit)}
        )
        SELECT r.*, k.name AS key_name
-       FROM page p JOIN request_log r ON r.hold_id = p.hold_id LEFT JOIN api_keys k ON k.organization_id = r.organization_id AND k.id = r.key_id
+       FROM page p JOIN request_log r ON r.organization_id = p.organization_id AND r.hold_id = p.hold_id LEFT JOIN api_keys k ON k.organization_id = r.organization_id AND k.id = r.key_id
        ORDER BY p.created_at DESC, p.hold_id DESC`,
       params,
     );
@@ -94,10 +95,12 @@ export class PgRequestLogStore implements RequestLogStore {
   }
 
   async purgeBefore(cutoff: Date, batch: number): Promise<number> {
-    const { rowCount } = await this.pool.query("DELETE FROM request_log WHERE hold_id IN (SELECT hold_id FROM request_log WHERE created_at < $1 LIMIT $2)", [
-      cutoff,
-      batch,
-    ]);
+    const { rowCount } = await inGlobalJob(this.pool, GlobalJob.requestLogRetention, (client) =>
+      client.query(
+        "DELETE FROM request_log WHERE (organization_id, hold_id) IN (SELECT organization_id, hold_id FROM request_log WHERE created_at < $1 LIMIT $2)",
+        [cutoff, batch],
+      ),
+    );
     return rowCount ?? 0;
   }
 }
