@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
-import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName } from "@meter/db-tools";
+import { deployMigrations, dropDatabase, ensureDatabase, serviceDatabaseUrl, withDatabaseName, type Stage } from "@meter/db-tools";
 import pg from "pg";
 import { recordsMoneyPath, recordWrites } from "./money-path";
 
@@ -35,9 +35,12 @@ export type TestDatabase = { url: string; drop(): Promise<void> };
 /** How a test database gets its schema: this checkout's migrations, or another release's own tool. */
 export type Migrate = (serviceDir: string, databaseUrl: string) => Promise<void>;
 
-/** Applies this checkout's migrations and SQL functions of the service to the database. */
-export async function thisCheckoutsMigrations(serviceDir: string, databaseUrl: string): Promise<void> {
-  await deployMigrations({ serviceDir, databaseUrl });
+/**
+ * Applies this checkout's migrations and SQL functions of the service to the database: all of them, or
+ * (`rollout`) what the release's migration Job applies while the previous release's pods run.
+ */
+export async function thisCheckoutsMigrations(serviceDir: string, databaseUrl: string, stage: Stage = "all"): Promise<void> {
+  await deployMigrations({ serviceDir, databaseUrl, stage });
 }
 
 /**

@@ -94,8 +94,19 @@ describe("granting an allowance", () => {
     expect(await op(grantOp(a.keyId, 400_000, 10_000, id))).toMatchObject({ ok: true, hold: { hold_id: id, amount_microrub: 250_000 } });
     expect((await balance(a.organizationId)).reserved_microrub).toBe(250_000);
     // The id of a per-request hold, or of another key's allowance, is not an allowance to return.
+    const otherKey = await h
+      .call(
+        "POST",
+        "/admin/v1/keys",
+        { kind: "admin" },
+        { user_id: a.userId, organization_id: a.organizationId, scopes: ["text"], daily_budget_microrub: 1_000_000_000 },
+      )
+      .expect(201);
+    expect(await op(grantOp(otherKey.body.id, 400_000, 10_000, id))).toMatchObject({ ok: false, error: { status: 409, code: "conflict" } });
+    // Another organization's hold ids are its own (docs/api.md): the same id is an allowance of its own there.
     const other = await seedAccount(h, { credit: 1_000_000 });
-    expect(await op(grantOp(other.keyId, 400_000, 10_000, id))).toMatchObject({ ok: false, error: { status: 409, code: "conflict" } });
+    expect(await op(grantOp(other.keyId, 400_000, 10_000, id))).toMatchObject({ ok: true, hold: { hold_id: id, organization_id: other.organizationId } });
+    expect((await balance(a.organizationId)).reserved_microrub).toBe(250_000);
     const requestId = randomUUID();
     await holdCalls(h).place(a.keyId, 1_000, requestId);
     expect(await op(grantOp(a.keyId, 1_000, 1_000, requestId))).toMatchObject({ ok: false, error: { code: "conflict" } });
