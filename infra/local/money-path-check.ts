@@ -1,6 +1,5 @@
 import { parseArgs } from "node:util";
-import { Client } from "pg";
-import { withDatabaseName } from "@meter/db-tools";
+import { databasesLike } from "@meter/db-tools";
 import { BILLING_SESSION, formatCrossing, GLOBAL_JOBS, moneyPathFindings, MONEY_PATH_SUITES } from "@meter/testing";
 
 /**
@@ -46,17 +45,6 @@ async function main(): Promise<number> {
       : `money path check FAILED for ${failed} of ${recorded} recorded database(s)`,
   );
   return failed === 0 ? 0 : 1;
-}
-
-async function databasesLike(baseUrl: string, pattern: string): Promise<string[]> {
-  const client = new Client({ connectionString: withDatabaseName(baseUrl, "postgres") });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname", [pattern]);
-    return rows.map((r) => withDatabaseName(baseUrl, r.datname));
-  } finally {
-    await client.end();
-  }
 }
 
 main().then(

@@ -5,7 +5,7 @@ export { checkDrift, createMigration, deployMigrations } from "./migrations";
 export type { CreatedMigration, CreateMigrationOptions, Deployed, DeployOptions, DriftOptions } from "./migrations";
 export { applySqlFiles, localSqlFiles, SQL_FILES_TABLE } from "./sql-files";
 export type { SqlFile } from "./sql-files";
-export { dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
+export { databasesLike, dropDatabase, ensureDatabase, withDatabaseName } from "./postgres";
 export { listServices, serviceDatabaseEnvVar, serviceDatabaseUrl } from "./services";
 export { prismaConfigFor } from "./prisma-config";
 export { backupDatabase, restoreDatabase } from "./backup";

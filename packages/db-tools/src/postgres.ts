@@ -78,3 +78,15 @@ export async function dropDatabase(url: string): Promise<void> {
   const name = databaseName(url);
   await withMaintenanceClient(url, (client) => client.query(`DROP DATABASE IF EXISTS ${quoteIdentifier(name)} WITH (FORCE)`));
 }
+
+/** The databases on `url`'s server whose names match the LIKE `pattern`, as URLs with `url`'s credentials, by name. */
+export async function databasesLike(url: string, pattern: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: withDatabaseName(url, "postgres") });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname", [pattern]);
+    return rows.map((r) => withDatabaseName(url, r.datname));
+  } finally {
+    await client.end();
+  }
+}

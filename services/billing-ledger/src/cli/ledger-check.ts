@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { Client } from "pg";
+import { databasesLike } from "@meter/db-tools";
 import { defaultDatabaseName } from "@meter/contracts";
 import { APPLICATION_NAME, createDatabase } from "../db";
 import { BooksCheckService, formatBooksReport } from "../accounts/books-check.service";
@@ -31,21 +31,6 @@ async function main(): Promise<number> {
   }
   console.log(failed === 0 ? `books check passed for ${urls.length} database(s)` : `books check FAILED for ${failed} of ${urls.length} database(s)`);
   return failed === 0 ? 0 : 1;
-}
-
-async function databasesLike(baseUrl: string, pattern: string): Promise<string[]> {
-  const client = new Client({ connectionString: baseUrl.replace(/\/[^/?]*(\?|$)/, "/postgres$1") });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 ORDER BY datname", [pattern]);
-    return rows.map((r) => {
-      const u = new URL(baseUrl);
-      u.pathname = `/${r.datname}`;
-      return u.toString();
-    });
-  } finally {
-    await client.end();
-  }
 }
 
 main().then(
