@@ -231,14 +231,20 @@ export class HoldOpsRepository {
          logged AS (${requestLogInsertCte(whole ? "$1::jsonb" : "$2::jsonb", "applied")})
          SELECT * FROM applied ORDER BY ord`
       : `SELECT * FROM ${apply} ORDER BY ord`;
-    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>(sql, [
-      ...(whole ? [] : [org]),
-      JSON.stringify(ops),
-      this.opts.timezone,
-      this.opts.lockTimeoutMs,
-      this.opts.allowanceMaxShare,
-      this.opts.clock?.() ?? null,
-    ]);
+    // Named, so each connection parses and plans it once: planned anew at every call, the request log's
+    // insert cost more than a small batch's own work (docs/benchmarks.md, "Issue 47").
+    const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>({
+      name: `apply_hold_ops${whole ? "" : "_org"}${logged ? "_logged" : ""}`,
+      text: sql,
+      values: [
+        ...(whole ? [] : [org]),
+        JSON.stringify(ops),
+        this.opts.timezone,
+        this.opts.lockTimeoutMs,
+        this.opts.allowanceMaxShare,
+        this.opts.clock?.() ?? null,
+      ],
+    });
     if (rows.length !== ops.length) throw new Error(`apply_hold_ops returned ${rows.length} rows for ${ops.length} ops`);
     return rows.map((row) => ({
       outcome: row.outcome,
