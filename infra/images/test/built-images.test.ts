@@ -1,10 +1,11 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import type { Deployable } from "@meter/contracts";
+import { AFTER_ROLLOUT_FILE } from "@meter/db-tools";
 import { repoRoot, withAssignedPorts } from "@meter/local-infra";
 import { LOCAL_MODEL, operatorOf, prepareEnvironment, testDatabaseNamePrefix, testKeyEnv, testKeySet, type TestEnvironment } from "@meter/testing";
 import { buildImageFolder } from "../build";
@@ -111,6 +112,18 @@ beforeAll(async () => {
     const owner = { [`${envPrefixOf(image)}_MIGRATION_DATABASE_URL`]: roleUrl(image.service.replace(/-/g, "_"), "owner", roles[image.service]!.owner) };
     const result = await run(path.join(out, image.deployable, "app"), ["dist/migrate.js", "deploy"], owner);
     expect({ deployable: image.deployable, code: result.code, output: result.output }).toMatchObject({ code: 0 });
+  }
+  // An after-rollout migration keeps its marker in the image: without it an upgrade's Job would apply it
+  // under the previous release's pods (packages/db-tools after-rollout.ts).
+  for (const image of IMAGES.filter((i) => i.migrations === "deploy")) {
+    const marked = (root: string) => {
+      const dir = path.join(root, image.dir, "prisma", "migrations");
+      return readdirSync(dir).filter((folder) => existsSync(path.join(dir, folder, AFTER_ROLLOUT_FILE)));
+    };
+    expect({ deployable: image.deployable, marked: marked(path.join(out, image.deployable, "app")) }).toEqual({
+      deployable: image.deployable,
+      marked: marked(repoRoot()),
+    });
   }
   for (const image of IMAGES.filter((i) => i.migrations)) {
     const runtime = { [`${envPrefixOf(image)}_DATABASE_URL`]: roleUrl(image.service.replace(/-/g, "_"), "app", roles[image.service]!.app) };

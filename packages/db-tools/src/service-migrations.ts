@@ -15,8 +15,8 @@ import { DEFAULT_SCHEMA_WAIT_MS, waitForSchema } from "./schema-wait";
  * - `finish` (once no pod of the previous release runs: docs/deploy.md, "After the rollout"): the same,
  *   with the after-rollout migrations.
  * - `wait` (the initContainer of every pod of the service, API and worker): waits, as the runtime role
- *   (`<PREFIX>_DATABASE_URL`, which may only read and write rows), until every migration and SQL file
- *   its image carries is applied, at most `MIGRATION_WAIT_TIMEOUT_MS`. No pod needs the right to change the schema.
+ *   (`<PREFIX>_DATABASE_URL`, which may only read and write rows), until every migration (but the
+ *   after-rollout ones) and SQL file its image carries is applied, at most `MIGRATION_WAIT_TIMEOUT_MS`. No pod needs the right to change the schema.
  */
 
 /** Not Prisma's own lock id (72707369), which its engine may take on another connection: that would deadlock. */
