@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
 import { BillingEndpoints, type HoldOpsResponse } from "@meter/contracts";
-import { counterValue, holdCalls, placeOp, SERVICE, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
+import { counterValue, holdCalls, placeOp, SERVICE, SERVICE_DIR, seedAccount, startBilling, type BillingHarness } from "./support/billing-harness";
 
 let h: BillingHarness;
 let ops: ReturnType<typeof holdCalls>;
@@ -209,3 +212,28 @@ describe("holds", () => {
 });
 
 const transactions = () => counterValue(h.metrics, "billing_hold_transactions_total");
+
+describe("a later release's functions under this release's prepared statements", () => {
+  it("keeps applying batches once apply_hold_ops returns one more column (its migration Job runs while these pods do)", async () => {
+    const a = await seedAccount(h, { credit: 10_000 });
+    // Sequential calls run on the pool's same connection, which prepares the statement.
+    for (let i = 0; i < 3; i++) expect((await ops.place(a.keyId, 1_000)).status).toBe(200);
+    const text = readFileSync(path.join(SERVICE_DIR, "prisma", "sql", "apply_hold_ops.sql"), "utf8");
+    const later = text
+      .replaceAll("usable_until timestamptz, retry_after boolean\n)", "usable_until timestamptz, retry_after boolean, later_column integer\n)")
+      .replace("         a.retry_after\n  FROM parts p", "         a.retry_after, a.later_column\n  FROM parts p");
+    expect(later).not.toBe(text);
+    const drop =
+      "DROP FUNCTION apply_hold_ops(jsonb, text, integer, numeric, timestamptz); DROP FUNCTION apply_hold_ops(uuid, jsonb, text, integer, numeric, timestamptz);";
+    const admin = new pg.Client({ connectionString: h.url });
+    await admin.connect();
+    try {
+      await admin.query(`BEGIN; ${drop} ${later} COMMIT;`);
+      expect((await ops.place(a.keyId, 1_000)).status).toBe(200);
+      expect(await balance(a.organizationId)).toMatchObject({ reserved_microrub: 4_000 });
+    } finally {
+      await admin.query(`BEGIN; ${drop} ${text} COMMIT;`);
+      await admin.end();
+    }
+  });
+});

@@ -229,8 +229,8 @@ export class HoldOpsRepository {
     const sql = logged
       ? `WITH applied AS MATERIALIZED (SELECT * FROM ${apply}),
          logged AS (${requestLogInsertCte(whole ? "$1::jsonb" : "$2::jsonb", "applied")})
-         SELECT * FROM applied ORDER BY ord`
-      : `SELECT * FROM ${apply} ORDER BY ord`;
+         SELECT ${RESULT_COLUMNS} FROM applied ORDER BY ord`
+      : `SELECT ${RESULT_COLUMNS} FROM ${apply} ORDER BY ord`;
     // Named, so each connection parses and plans it once: planned anew at every call, the request log's
     // insert cost more than a small batch's own work (docs/benchmarks.md, "Issue 47").
     const { rows } = await this.pool.query<HoldSqlRow & { outcome: HoldOutcome; retry_after: boolean }>({
@@ -253,6 +253,14 @@ export class HoldOpsRepository {
     }));
   }
 }
+
+/**
+ * What the statement reads of `apply_hold_ops`, by name: a prepared statement's result columns are fixed,
+ * and PostgreSQL refuses to run it again once `SELECT *` would give others, so a later release that adds
+ * a column to the function (its migration Job runs while this release's pods do) would stop them.
+ */
+const RESULT_COLUMNS =
+  "ord, hold_id, outcome, status, amount, settled, organization_id, key_id, operation, model, source, owner_ref, budget_day, created_at, resolved_at, kind, allowance_id, consumed, usable_until, retry_after";
 
 /** A batch as one transaction, split by organization inside it (HOLD_BATCH_TRANSACTIONS=batch). */
 const WHOLE = Symbol("whole batch");
