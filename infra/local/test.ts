@@ -68,26 +68,17 @@ async function main(): Promise<number> {
       results.push(["format", await step("format (prettier --check; `pnpm format` fixes)", bin("prettier"), ["--check", "--log-level", "warn", "."])]);
     }
     results.push(["jest", await step("jest", bin("jest"), ["--ci", "--maxWorkers=2", ...jestArgs])]);
-    results.push([
-      "books check",
-      await step("books check (every billing database of this run)", bin("tsx"), [
-        path.join(root, "services/billing-ledger/src/cli/ledger-check.ts"),
+    // Each a CLI run over every billing database the suites of this run created.
+    const overBillingDatabases = (name: string, script: string) =>
+      step(`${name} (every billing database of this run)`, bin("tsx"), [
+        path.join(root, script),
         "--url",
         pgUrl,
         "--databases-like",
         `t_${run}_billing_ledger_%`,
-      ]),
-    ]);
-    results.push([
-      "money path check",
-      await step("money path check (every billing database of this run)", bin("tsx"), [
-        path.join(root, "infra/local/money-path-check.ts"),
-        "--url",
-        pgUrl,
-        "--databases-like",
-        `t_${run}_billing_ledger_%`,
-      ]),
-    ]);
+      ]);
+    results.push(["books check", await overBillingDatabases("books check", "services/billing-ledger/src/cli/ledger-check.ts")]);
+    results.push(["money path check", await overBillingDatabases("money path check", "infra/local/money-path-check.ts")]);
   } finally {
     await cleanup(pgUrl);
   }
