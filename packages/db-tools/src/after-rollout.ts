@@ -37,12 +37,22 @@ export function rolloutMigrations(folders: readonly string[], afterRollout: Read
   return stop < 0 ? [...folders] : folders.slice(0, stop);
 }
 
-/** The migrations `_prisma_migrations` records as finished (none when the table is missing). */
-export async function appliedMigrations(client: pg.Client): Promise<Set<string>> {
+/** A row of `_prisma_migrations`, as much of it as the deploy and the pods' wait read. */
+export interface MigrationRow {
+  migration_name: string;
+  finished_at: Date | null;
+  rolled_back_at: Date | null;
+  logs: string | null;
+}
+
+/** What `_prisma_migrations` records (nothing when the table is missing: a new database). */
+export async function migrationHistory(client: pg.Client): Promise<MigrationRow[]> {
   const table = await client.query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
-  if (!table.rows[0]?.present) return new Set();
-  const { rows } = await client.query<{ migration_name: string }>(
-    "SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
-  );
-  return new Set(rows.map((r) => r.migration_name));
+  if (!table.rows[0]?.present) return [];
+  return (await client.query<MigrationRow>("SELECT migration_name, finished_at, rolled_back_at, logs FROM _prisma_migrations")).rows;
+}
+
+/** The migrations the history records as applied: finished, and not rolled back. */
+export function appliedMigrations(rows: readonly MigrationRow[]): Set<string> {
+  return new Set(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => r.migration_name));
 }

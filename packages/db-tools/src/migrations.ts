@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { SchemaEngine } from "@prisma/schema-engine-wasm";
 import pg from "pg";
-import { afterRolloutFolders, appliedMigrations, rolloutMigrations, type Stage } from "./after-rollout";
+import { afterRolloutFolders, appliedMigrations, migrationHistory, rolloutMigrations, type Stage } from "./after-rollout";
 import { withSchemaEngine } from "./engine";
 import { withShadowDatabase } from "./shadow-database";
 import { applySqlFiles } from "./sql-files";
@@ -95,7 +95,11 @@ async function rolloutFolders(serviceDir: string, databaseUrl: string): Promise<
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    return rolloutMigrations(folders, afterRolloutFolders(path.resolve(serviceDir, MIGRATIONS_DIR), folders), await appliedMigrations(client));
+    return rolloutMigrations(
+      folders,
+      afterRolloutFolders(path.resolve(serviceDir, MIGRATIONS_DIR), folders),
+      appliedMigrations(await migrationHistory(client)),
+    );
   } finally {
     await client.end();
   }

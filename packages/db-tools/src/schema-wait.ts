@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { afterRolloutFolders, rolloutMigrations } from "./after-rollout";
+import { afterRolloutFolders, appliedMigrations, migrationHistory, rolloutMigrations } from "./after-rollout";
 import { databaseName, redactUrl } from "./postgres";
 import { unappliedSqlFiles } from "./sql-files";
 
@@ -55,24 +55,14 @@ export async function localMigrationNames(serviceDir: string): Promise<string[]>
     .sort();
 }
 
-interface MigrationRow {
-  migration_name: string;
-  finished_at: Date | null;
-  rolled_back_at: Date | null;
-  logs: string | null;
-}
-
 /** Where the database's schema stands against the migrations of `serviceDir`. */
 export async function schemaState(serviceDir: string, databaseUrl: string): Promise<SchemaState> {
   const wanted = await localMigrationNames(serviceDir);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const table = await client.query<{ present: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present");
-    const rows = table.rows[0]?.present
-      ? (await client.query<MigrationRow>("SELECT migration_name, finished_at, rolled_back_at, logs FROM _prisma_migrations")).rows
-      : [];
-    const applied = new Set(rows.filter((r) => r.finished_at !== null && r.rolled_back_at === null).map((r) => r.migration_name));
+    const rows = await migrationHistory(client);
+    const applied = appliedMigrations(rows);
     const afterRollout = afterRolloutFolders(path.join(serviceDir, "prisma", "migrations"), wanted);
     const rollout = rolloutMigrations(wanted, afterRollout, applied);
     const missing = rollout.filter((name) => !applied.has(name));
